@@ -1,0 +1,106 @@
+# kiln — one non-recursive Makefile. Quiet unless V=1.
+#   make            build build/kiln (and build/libkiln-jvm.so when a JDK is present)
+#   make run        install deps, build, profile this machine
+#   make test       install deps, build, run unit tests (ASan/UBSan) and end-to-end tests
+#   make unit       unit tests only;  make e2e [E2E=pattern]  end-to-end tests only
+
+CC      ?= cc
+V       ?= 0
+Q       := $(if $(filter 1,$(V)),,@)
+BUILD   := build
+PKGS    := libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -g -fno-omit-frame-pointer $(WARN) -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) -include src/util/banned.h
+CFLAGS  ?= -O2
+SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+LDLIBS  := $(PKG_LIBS) -lstdc++ -lpthread -lm
+
+# Every .c under src/ is part of libkiln except main.c, the JVM agent and BPF programs.
+LIB_SRCS := $(sort $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/jvm/*' ! -path 'src/main.c'))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets.o
+SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/san/assets.o
+UI_FILES := $(sort $(wildcard src/ui/*.js src/ui/*.css src/ui/*.html))
+PROTO    := $(wildcard src/format/*.proto)
+PROTO_C  := $(PROTO:src/format/%.proto=$(BUILD)/gen/%.pb-c.c)
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
+
+.PHONY: all run test unit e2e deps clean bench
+all: $(BUILD)/kiln $(if $(wildcard src/jvm/*.c),$(BUILD)/libkiln-jvm.so)
+
+deps:
+	$(Q)./scripts/install-deps.sh
+
+$(BUILD)/kiln: $(BUILD)/obj/src/main.o $(BUILD)/libkiln.a
+	@echo "  LD      $@"
+	$(Q)$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libkiln.a: $(LIB_OBJS) $(PROTO_C:%.c=%.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libkiln-san.a: $(SAN_OBJS) $(PROTO_C:%.c=%.san.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c $(PROTO_C)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(CFLAGS_COMMON) -MMD -MP -c -o $@ $<
+
+$(BUILD)/san/%.o: %.c $(PROTO_C)
+	@mkdir -p $(dir $@)
+	@echo "  CC-SAN  $<"
+	$(Q)$(CC) -O1 $(SAN) $(CFLAGS_COMMON) -MMD -MP -c -o $@ $<
+
+# pprof and other protobuf schemas, compiled by protoc-c
+$(BUILD)/gen/%.pb-c.c: src/format/%.proto
+	@mkdir -p $(dir $@)
+	@echo "  PROTOC  $<"
+	$(Q)protoc-c --proto_path=src/format --c_out=$(BUILD)/gen $<
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(Q)$(CC) -O2 -g -I$(BUILD)/gen $(PKG_CFLAGS) -c -o $@ $<
+$(BUILD)/gen/%.pb-c.san.o: $(BUILD)/gen/%.pb-c.c
+	$(Q)$(CC) -O1 -g $(SAN) -I$(BUILD)/gen $(PKG_CFLAGS) -c -o $@ $<
+
+# UI assets (flamegraph renderer, web UI) are linked into the binary: see src/ui/assets.h
+$(BUILD)/gen/assets.S: $(UI_FILES) scripts/gen-assets.sh
+	@mkdir -p $(dir $@)
+	$(Q)./scripts/gen-assets.sh $@ $(UI_FILES)
+$(BUILD)/obj/assets.o: $(BUILD)/gen/assets.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -c -o $@ $<
+$(BUILD)/san/assets.o: $(BUILD)/gen/assets.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -c -o $@ $<
+
+# The JVMTI agent is a separate shared library loaded into target JVMs.
+$(BUILD)/libkiln-jvm.so: $(wildcard src/jvm/*.c src/jvm/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -shared $(WARN) -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux \
+		-o $@ $(filter %.c,$^) -lpthread -ldl
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkiln-san.a
+	@mkdir -p $(dir $@)
+	@echo "  CC-TEST $<"
+	$(Q)$(CC) -O1 $(SAN) $(CFLAGS_COMMON) -Itests/unit -o $@ $< $(BUILD)/libkiln-san.a $(LDLIBS) -lcmocka
+
+run: deps all
+	$(Q)./scripts/run.sh
+
+unit: deps $(UNIT_BINS)
+	$(Q)./tests/run-unit.sh $(UNIT_BINS)
+
+e2e: deps all
+	$(Q)./tests/run-e2e.sh $(E2E)
+
+test: deps all $(UNIT_BINS)
+	$(Q)./tests/run-all.sh $(UNIT_BINS)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
