@@ -1,0 +1,50 @@
+/* Native user-stack unwinding for --perf-mode dwarf and smart.
+ *
+ * The sampler hands over what PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER carried:
+ * the user registers at the sample and a copy of the stack from SP upwards. The unwinder
+ * walks it with each binary's call-frame information (.eh_frame, .debug_frame, also from
+ * separate debug files), compiled once per binary into a compact table and cached, and
+ * falls back to frame pointers where a binary has no CFI (JIT code, perf-map regions).
+ *
+ * The unwinder asks the caller for the mapping of each pc (the process table owns them). */
+#ifndef KILN_UNWIND_UNWIND_H
+#define KILN_UNWIND_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols/mapping.h"
+
+/* x86_64 user registers the unwinder needs (PERF_REG_X86_IP, SP, BP). */
+struct unwind_regs {
+	uint64_t ip, sp, bp;
+};
+
+/* The sample as the kernel gave it. */
+struct unwind_sample {
+	struct unwind_regs regs;
+	const uint8_t *stack;	/* copy of [regs.sp, regs.sp + stack_len) */
+	size_t stack_len;	/* dyn_size: bytes actually copied */
+};
+
+/* Returns the mapping that holds addr in the sampled process, or NULL. */
+typedef const struct mapping *(*unwind_find_mapping_fn)(void *ctx, uint64_t addr);
+
+enum unwind_mode { UNWIND_DWARF, UNWIND_SMART };
+
+struct unwinder;
+
+/* cache_bytes bounds the memory of compiled unwind tables (0 picks a default). */
+struct unwinder *unwinder__new(enum unwind_mode mode, uint64_t cache_bytes);
+void unwinder__free(struct unwinder *u);	/* accepts NULL */
+
+/* Unwinds one sample of process p. Writes up to max return addresses, leaf first (pcs[0]
+ * is regs.ip), into pcs. Returns the number written (>= 1), or a negative errno.
+ * *truncated is set when the walk stopped before the outermost frame: the stack copy
+ * ended, or a frame could not be unwound. */
+int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
+		     const struct unwind_sample *sample, unwind_find_mapping_fn find, void *ctx,
+		     uint64_t *pcs, int max, bool *truncated);
+
+#endif
