@@ -78,6 +78,19 @@ out:
 	return 0;
 }
 
+/* Enough to hold about a second of samples of one CPU (the reader may be descheduled on
+ * a busy host, or symbolizing at a session's end), within 256 KiB .. 8 MiB. */
+static unsigned default_ring_pages(const struct sampler_config *cfg)
+{
+	uint64_t per_sample = 1024 + (cfg->user_regs_stack ? cfg->stack_size : 0);
+	uint64_t want = (uint64_t)cfg->freq * per_sample / (uint64_t)getpagesize();
+	unsigned pages = 64;
+
+	while (pages < want && pages < 2048)
+		pages *= 2;
+	return pages;
+}
+
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -105,7 +118,7 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 	s->cfg = *cfg;
 	s->epfd = -1;
 	if (!s->cfg.ring_pages)
-		s->cfg.ring_pages = cfg->user_regs_stack ? 256 : 64;
+		s->cfg.ring_pages = default_ring_pages(cfg);
 	if (s->cfg.ring_pages & (s->cfg.ring_pages - 1)) {
 		errmsg(err, errlen, "ring size of %u pages is not a power of two", s->cfg.ring_pages);
 		ret = -EINVAL;

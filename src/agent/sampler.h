@@ -23,7 +23,7 @@ struct sampler_config {
 	bool callchain;		/* kernel (+ user unless user_regs_stack) callchains */
 	bool user_regs_stack;	/* PERF_SAMPLE_REGS_USER + STACK_USER for CFI unwinding */
 	uint32_t stack_size;	/* bytes of user stack copied per sample (multiple of 8) */
-	unsigned ring_pages;	/* data pages per CPU ring (power of two); 0 picks a default */
+	unsigned ring_pages;	/* data pages per CPU ring (power of two); 0: about a second of samples */
 };
 
 struct sampler_sample {

@@ -21,6 +21,9 @@
 #define MAX_USER 256
 #define MAX_RT 256
 #define POLL_MS 250
+/* With a runtime reader attached, samples are read sooner, so that the reader sees the
+ * thread close to the moment of its sample. */
+#define POLL_MS_RUNTIME 20
 
 struct retired_rt {
 	const struct runtime_ops *ops;
@@ -47,6 +50,7 @@ struct session {
 	struct rusage start_usage;
 	struct sampler_stats start_stats;
 	uint64_t idle, filtered, unwind_errors;
+	size_t nr_attached;		/* processes with a runtime reader */
 
 	/* Scratch for one sample. */
 	uint64_t upcs[MAX_USER];
@@ -92,6 +96,7 @@ static void attach_runtime(struct session *s, struct proc *p)
 			s->retired = xrealloc(s->retired, s->alloc_retired * sizeof(*s->retired));
 		}
 		s->retired[s->nr_retired++] = (struct retired_rt){ p->rt_ops, p->rt };
+		s->nr_attached--;
 		p->rt = NULL;
 		p->rt_ops = NULL;
 	}
@@ -104,6 +109,7 @@ static void attach_runtime(struct session *s, struct proc *p)
 		p->rt = (*r)->attach(&p->ref, reason);
 		if (p->rt) {
 			p->rt_ops = *r;
+			s->nr_attached++;
 			return;
 		}
 		if (reason[0]) {
@@ -113,9 +119,24 @@ static void attach_runtime(struct session *s, struct proc *p)
 	}
 }
 
+struct find_ctx {
+	struct proctab *procs;
+	struct proc *proc;
+	bool reloaded;
+};
+
+/* The unwinder's view of the process's mappings; a miss re-reads /proc once. */
 static const struct mapping *find_mapping(void *ctx, uint64_t addr)
 {
-	return proctab__mapping(((struct proc *)ctx)->mm, addr);
+	struct find_ctx *c = ctx;
+	const struct mapping *m = proctab__mapping(c->proc->mm, addr);
+
+	if (!m && !c->reloaded && !c->proc->exited) {
+		c->reloaded = true;
+		if (proctab__reload(c->procs, c->proc) == 0)
+			m = proctab__mapping(c->proc->mm, addr);
+	}
+	return m;
 }
 
 static uint32_t unwind_user(struct session *s, struct proc *p, const struct sampler_sample *smp,
@@ -126,11 +147,12 @@ static uint32_t unwind_user(struct session *s, struct proc *p, const struct samp
 		.stack = smp->stack,
 		.stack_len = smp->stack_len,
 	};
+	struct find_ctx fc = { s->procs, p, false };
 	int n;
 
 	if (!smp->has_regs)
 		return 0;	/* a kernel thread: no user stack */
-	n = unwinder__unwind(s->unwinder, &p->ref, &us, find_mapping, p, s->upcs, MAX_USER,
+	n = unwinder__unwind(s->unwinder, &p->ref, &us, find_mapping, &fc, s->upcs, MAX_USER,
 			     truncated);
 	if (n < 0) {
 		s->unwind_errors++;
@@ -164,6 +186,14 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 		nu = smp->nr_user < MAX_USER ? smp->nr_user : MAX_USER;
 		memcpy(s->upcs, smp->user_ips, nu * sizeof(*s->upcs));
 	}
+	/* A frame-pointer walk through code built without them ends in garbage; an address
+	 * in the first page is never code, so the walk is cut there. */
+	for (uint32_t i = 1; i < nu; i++)
+		if (s->upcs[i] < 4096) {
+			nu = i;
+			ss.truncated = s->unwinder != NULL;
+			break;
+		}
 	for (uint32_t i = 0; i < nu; i++) {
 		const struct mapping *m = proctab__mapping(p->mm, s->upcs[i]);
 		if (!m && !reloaded && !p->exited) {
@@ -283,8 +313,10 @@ static void forget_proc(struct proc *p, void *ctx)
 {
 	struct session *s = ctx;
 
-	if (p->rt)
+	if (p->rt) {
 		p->rt_ops->detach(p->rt);
+		s->nr_attached--;
+	}
 	p->rt = NULL;
 	symbolizer__forget_process(s->sym, p->ref.pid);
 }
@@ -339,12 +371,13 @@ int session__run(struct session *s, uint64_t duration_ms, volatile sig_atomic_t 
 {
 	while (!(stop && *stop)) {
 		uint64_t done = elapsed_ms(&s->start_mono);
+		uint64_t wait = s->nr_attached ? POLL_MS_RUNTIME : POLL_MS;
 		int ret;
 		if (done >= duration_ms)
 			break;
-		ret = sampler__poll(s->sampler, (int)(duration_ms - done < POLL_MS ?
-						      duration_ms - done : POLL_MS),
-				    &s->handlers);
+		if (duration_ms - done < wait)
+			wait = duration_ms - done;
+		ret = sampler__poll(s->sampler, (int)wait, &s->handlers);
 		if (ret < 0 && ret != -EINTR)
 			return ret;
 	}

@@ -100,7 +100,7 @@ static void usage(FILE *f)
 	      "      --pids P[,P...]           profile only these processes (and their children)\n"
 	      "      --perf-mode MODE          fp, dwarf, smart or disabled (smart)\n"
 	      "      --perf-dwarf-stack-size B user stack copied per sample in dwarf/smart mode\n"
-	      "                                (8192, at most 65528)\n"
+	      "                                (16384, at most 65528)\n"
 	      "      --python-mode MODE        auto or disabled (auto)\n"
 	      "      --java-mode MODE, --no-java   auto or disabled (auto)\n"
 	      "      --java-collect-thread-names   add Java thread names\n"
@@ -294,7 +294,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_options o = {
 		.freq = 11, .duration = 60, .flamegraph = true, .perf_mode = PERF_MODE_SMART,
-		.stack_size = 8192, .python_mode = "auto", .java_mode = "auto",
+		.stack_size = 16384, .python_mode = "auto", .java_mode = "auto",
 		.nodejs_mode = "none", .ruby_mode = "auto", .php_mode = "disabled",
 		.dotnet_mode = "disabled",
 	};
