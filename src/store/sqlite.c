@@ -39,8 +39,18 @@ int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_
 
 void sq__labels_key(struct strbuf *out, const struct labels *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		strbuf_addf(out, "%s\x1f%s\x1e", l->v[i].name, l->v[i].value);
+	for (size_t i = 0; i < l->n; i++) {
+		size_t start = out->len;
+		strbuf_addf(out, "%s\x1f", l->v[i].name);
+		for (size_t j = start; j < out->len - 1; j++)
+			if ((unsigned char)out->buf[j] < 0x20)
+				out->buf[j] = '?';
+		start = out->len;
+		strbuf_addf(out, "%s\x1e", l->v[i].value);
+		for (size_t j = start; j < out->len - 1; j++)
+			if ((unsigned char)out->buf[j] < 0x20)
+				out->buf[j] = '?';
+	}
 }
 
 static void labels_from_key(struct labels *l, const char *key)
