@@ -39,6 +39,12 @@ static bool append_rust(const char *d, struct strbuf *out)
 		return false;
 	len -= 19;
 	for (i = 0; i < len;) {
+		/* rustc writes a component that starts with '$' as "_$" */
+		if (d[i] == '_' && i + 1 < len && d[i + 1] == '$' &&
+		    (i == 0 || (i >= 2 && d[i - 1] == ':' && d[i - 2] == ':'))) {
+			i++;
+			continue;
+		}
 		if (d[i] == '$') {
 			bool done = false;
 
