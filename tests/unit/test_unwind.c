@@ -156,10 +156,16 @@ static void test_self(void **state)
 		struct unwinder *u = unwinder__new(mode, 0);
 		int n = unwinder__unwind(u, &p, &s, test_maps_find, &tm, pcs, 64, &truncated);
 
+		/* ASan's interceptor of backtrace() may add its own frame first */
+		int k = 1;
+		while (k < nbt && (uint64_t)bt[k] != pcs[1])
+			k++;
+		assert_true(k <= 2);
 		assert_true(n >= 4);
-		assert_true(n <= nbt);
+		assert_int_equal(n - 1, nbt - k);
 		for (int i = 1; i < n; i++)
-			assert_int_equal(pcs[i], (uint64_t)bt[i]);
+			assert_int_equal(pcs[i], (uint64_t)bt[i - 1 + k]);
+		assert_false(truncated);
 		unwinder__free(u);
 	}
 	test_maps_release(&tm);
