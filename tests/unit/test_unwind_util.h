@@ -22,7 +22,7 @@ struct test_maps {
 	size_t n;
 };
 
-static void test_maps_release(struct test_maps *tm)
+static inline void test_maps_release(struct test_maps *tm)
 {
 	for (size_t i = 0; i < tm->n; i++)
 		free(tm->paths[i]);
@@ -30,7 +30,7 @@ static void test_maps_release(struct test_maps *tm)
 }
 
 /* Reads /proc/<pid>/maps. Returns the number of mappings. */
-static size_t test_maps_load(struct test_maps *tm, pid_t pid)
+static inline size_t test_maps_load(struct test_maps *tm, pid_t pid)
 {
 	char path[64], line[4096];
 	FILE *f;
@@ -65,7 +65,7 @@ static size_t test_maps_load(struct test_maps *tm, pid_t pid)
 }
 
 /* unwind_find_mapping_fn over a test_maps. */
-static const struct mapping *test_maps_find(void *ctx, uint64_t addr)
+static inline const struct mapping *test_maps_find(void *ctx, uint64_t addr)
 {
 	struct test_maps *tm = ctx;
 
@@ -76,7 +76,7 @@ static const struct mapping *test_maps_find(void *ctx, uint64_t addr)
 }
 
 /* Builds tests/workloads/<name>.c into dir/<name> with flags. Returns 0 on success. */
-static int test_build_workload(const char *dir, const char *name, const char *flags)
+static inline int test_build_workload(const char *dir, const char *name, const char *flags)
 {
 	char cmd[1024];
 
@@ -94,13 +94,13 @@ struct test_capture {
 	FILE *out, *in;
 };
 
-static int read_u64(FILE *f, uint64_t *v)
+static inline int read_u64(FILE *f, uint64_t *v)
 {
 	return fread(v, 8, 1, f) == 1 ? 0 : -1;
 }
 
 /* Runs exe capture and reads its sample. Returns 0, or -1. */
-static int test_capture_run(struct test_capture *c, const char *exe)
+static inline int test_capture_run(struct test_capture *c, const char *exe)
 {
 	int to[2], from[2];
 	uint64_t len, n;
@@ -136,7 +136,7 @@ static int test_capture_run(struct test_capture *c, const char *exe)
 	return 0;
 }
 
-static void test_capture_release(struct test_capture *c)
+static inline void test_capture_release(struct test_capture *c)
 {
 	if (c->in)
 		fclose(c->in);
