@@ -133,8 +133,9 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 	e->err = unwind_elf_open(&b, p, m);
 	if (e->err == 0) {
 		src.elf = b.elf;
-		if (!unwind_elf_has_section(b.elf, ".eh_frame") &&
-		    !unwind_elf_has_section(b.elf, ".debug_frame") &&
+		/* .eh_frame may cover only the C runtime's few functions when the code was
+		 * built -fno-asynchronous-unwind-tables: its .debug_frame is in a debug file */
+		if (!unwind_elf_has_section(b.elf, ".debug_frame") &&
 		    unwind_elf_open_debug(&d, &b, p, m) == 0)
 			src.debug = d.elf;
 		e->err = unwind_table_build(&e->t, &src);

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 
@@ -16,7 +18,7 @@
 #include "unwind/unwind.h"
 
 static char workdir[] = "/tmp/kiln-unwind-test.XXXXXX";
-static char exe_nofp[256], exe_fp[256];
+static char exe_nofp[256], exe_fp[256], exe_dbg[256];
 
 static int setup(void **state)
 {
@@ -30,6 +32,16 @@ static int setup(void **state)
 	snprintf(exe_fp, sizeof(exe_fp), "%s/fp/unwind_deep", workdir);
 	if (mkdir(dir_fp, 0700) || test_build_workload(dir_fp, "unwind_deep",
 						      "-O2 -fno-omit-frame-pointer"))
+		return -1;
+	/* CFI only in .debug_frame, moved to a separate file named by .gnu_debuglink */
+	char cmd[1024];
+	snprintf(exe_dbg, sizeof(exe_dbg), "%s/dbg/unwind_deep", workdir);
+	snprintf(cmd, sizeof(cmd), "d=%s/dbg && mkdir $d && cc -O2 -fomit-frame-pointer -g "
+		 "-fno-asynchronous-unwind-tables -fno-unwind-tables -o $d/unwind_deep "
+		 "tests/workloads/unwind_deep.c && cd $d && "
+		 "objcopy --only-keep-debug unwind_deep unwind_deep.debug && strip -g unwind_deep && "
+		 "objcopy --add-gnu-debuglink=unwind_deep.debug unwind_deep", workdir);
+	if (system(cmd))
 		return -1;
 	return 0;
 }
@@ -114,6 +126,89 @@ static void test_fp_dwarf(void **state)
 static void test_fp_smart(void **state)
 {
 	check_capture(exe_fp, UNWIND_SMART);
+}
+
+/* The [lo, hi) vaddrs of function name in path's .symtab. */
+static void symtab_range(const char *path, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	*lo = *hi = 0;
+	elf_version(EV_CURRENT);
+	assert_true(fd >= 0);
+	assert_non_null(elf = elf_begin(fd, ELF_C_READ, NULL));
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &s) && GELF_ST_TYPE(s.st_info) == STT_FUNC &&
+			    (n = elf_strptr(elf, sh.sh_link, s.st_name)) && strcmp(n, name) == 0) {
+				*lo = s.st_value;
+				*hi = s.st_value + s.st_size;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(*hi > *lo);
+}
+
+/* A binary whose CFI is only in its separate debug file: found through .gnu_debuglink,
+ * checked by function names from the debug file's symbol table (backtrace() cannot
+ * unwind it: it reads only .eh_frame). Without the debug file, dwarf mode stops. */
+static void test_debuglink(void **state)
+{
+	struct test_capture c;
+	struct test_maps tm;
+	uint64_t pcs[256], rec_lo, rec_hi, main_lo, main_hi;
+	bool truncated;
+	char debug[300], moved[300];
+
+	snprintf(debug, sizeof(debug), "%s.debug", exe_dbg);
+	snprintf(moved, sizeof(moved), "%s.moved", exe_dbg);
+	symtab_range(debug, "rec", &rec_lo, &rec_hi);
+	symtab_range(debug, "main", &main_lo, &main_hi);
+	for (int mode = UNWIND_DWARF; mode <= UNWIND_SMART; mode++) {
+		struct unwinder *u = unwinder__new(mode, 0);
+
+		assert_int_equal(test_capture_run(&c, exe_dbg), 0);
+		assert_true(test_maps_load(&tm, c.pid) > 0);
+		struct proc_ref p = { c.pid, c.pid };
+		int n = unwinder__unwind(u, &p, &c.s, test_maps_find, &tm, pcs, 256, &truncated);
+		const struct mapping *m = test_maps_find(&tm, pcs[1]);
+
+		assert_non_null(m);
+		/* the text is mapped at its own file offset: vaddr == file offset here */
+		uint64_t bias = m->start - m->pgoff;
+		assert_int_equal(n, 35);	/* capture, rec x30, main, libc x2, _start */
+		assert_false(truncated);
+		for (int i = 1; i <= 30; i++)
+			assert_true(pcs[i] - 1 - bias >= rec_lo && pcs[i] - 1 - bias < rec_hi);
+		assert_true(pcs[31] - 1 - bias >= main_lo && pcs[31] - 1 - bias < main_hi);
+		unwinder__free(u);
+		test_maps_release(&tm);
+		test_capture_release(&c);
+	}
+	assert_int_equal(rename(debug, moved), 0);
+	struct unwinder *u = unwinder__new(UNWIND_DWARF, 0);
+	assert_int_equal(test_capture_run(&c, exe_dbg), 0);
+	assert_true(test_maps_load(&tm, c.pid) > 0);
+	struct proc_ref p = { c.pid, c.pid };
+	int n = unwinder__unwind(u, &p, &c.s, test_maps_find, &tm, pcs, 256, &truncated);
+	assert_true(n < 3);
+	assert_true(truncated);
+	unwinder__free(u);
+	test_maps_release(&tm);
+	test_capture_release(&c);
+	assert_int_equal(rename(moved, debug), 0);
 }
 
 /* Frames of this very test binary (ASan build) and libc, captured in-process. */
@@ -250,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_nofp_smart),
 		cmocka_unit_test(test_fp_dwarf),
 		cmocka_unit_test(test_fp_smart),
+		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_cache_bound),
