@@ -211,6 +211,49 @@ static void test_debuglink(void **state)
 	assert_int_equal(rename(moved, debug), 0);
 }
 
+/* main -> JIT stub (anonymous executable memory, frame pointer, no CFI) -> capture_entry
+ * -> rec x30 -> capture: CFI up to the stub, frame pointers through it, CFI again in main
+ * and libc. backtrace() stops at the stub, so the oracle is its frames plus the symbol
+ * table for main. */
+static void test_jit_between(void **state)
+{
+	uint64_t main_lo, main_hi;
+
+	symtab_range(exe_nofp, "main", &main_lo, &main_hi);
+	for (int mode = UNWIND_DWARF; mode <= UNWIND_SMART; mode++) {
+		struct test_capture c;
+		struct test_maps tm;
+		uint64_t pcs[256];
+		bool truncated;
+		struct unwinder *u = unwinder__new(mode, 0);
+		int k = 1;
+
+		assert_int_equal(test_capture_mode(&c, exe_nofp, "capture-jit"), 0);
+		assert_true(test_maps_load(&tm, c.pid) > 0);
+		struct proc_ref p = { c.pid, c.pid };
+		int n = unwinder__unwind(u, &p, &c.s, test_maps_find, &tm, pcs, 256, &truncated);
+
+		while (k < c.noracle) {		/* the oracle's frame in the stub */
+			const struct mapping *m = test_maps_find(&tm, c.oracle[k]);
+			if (m && m->ino == 0 && (m->prot & PROT_EXEC))
+				break;
+			k++;
+		}
+		assert_true(k >= 30 && k < c.noracle);	/* capture_entry may be a tail call */
+		assert_int_equal(n, k + 1 + 4);	/* ..., stub, main, libc x2, _start */
+		assert_false(truncated);
+		for (int i = 1; i <= k; i++)
+			assert_int_equal(pcs[i], c.oracle[i]);
+		const struct mapping *m = test_maps_find(&tm, pcs[k + 1]);
+		assert_non_null(m);
+		uint64_t va = pcs[k + 1] - 1 - (m->start - m->pgoff);
+		assert_true(va >= main_lo && va < main_hi);
+		unwinder__free(u);
+		test_maps_release(&tm);
+		test_capture_release(&c);
+	}
+}
+
 /* Frames of this very test binary (ASan build) and libc, captured in-process. */
 __attribute__((noinline, no_sanitize_address)) static int self_capture(struct unwind_sample *s, uint8_t *buf,
 						  size_t len, void **bt, int *nbt)
@@ -346,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_fp_dwarf),
 		cmocka_unit_test(test_fp_smart),
 		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_jit_between),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_cache_bound),

@@ -99,8 +99,8 @@ static inline int read_u64(FILE *f, uint64_t *v)
 	return fread(v, 8, 1, f) == 1 ? 0 : -1;
 }
 
-/* Runs exe capture and reads its sample. Returns 0, or -1. */
-static inline int test_capture_run(struct test_capture *c, const char *exe)
+/* Runs "exe mode" (capture, capture-jit) and reads its sample. Returns 0, or -1. */
+static inline int test_capture_mode(struct test_capture *c, const char *exe, const char *mode)
 {
 	int to[2], from[2];
 	uint64_t len, n;
@@ -114,7 +114,7 @@ static inline int test_capture_run(struct test_capture *c, const char *exe)
 		dup2(from[1], 1);
 		close(to[1]);
 		close(from[0]);
-		execl(exe, exe, "capture", (char *)NULL);
+		execl(exe, exe, mode, (char *)NULL);
 		_exit(127);
 	}
 	close(to[0]);
@@ -134,6 +134,11 @@ static inline int test_capture_run(struct test_capture *c, const char *exe)
 	c->s.stack = c->stack;
 	c->s.stack_len = len;
 	return 0;
+}
+
+static inline int test_capture_run(struct test_capture *c, const char *exe)
+{
+	return test_capture_mode(c, exe, "capture");
 }
 
 static inline void test_capture_release(struct test_capture *c)

@@ -5,6 +5,9 @@
  *   unwind_deep capture     at the bottom of the recursion, write one "sample" to stdout
  *                           (registers, a copy of the stack, backtrace() as the oracle),
  *                           then wait until stdin closes so that /proc/<pid> stays readable.
+ *   unwind_deep capture-jit the same, with main -> JIT stub -> rec x30: the stub lives in
+ *                           anonymous executable memory, has no CFI and keeps a frame
+ *                           pointer, as JIT compilers' code does.
  *
  * Capture format, all little-endian u64: ip, sp, bp, stack_len, stack bytes, n, n oracle
  * return addresses (backtrace() from the capture point, outermost last). */
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,11 +110,32 @@ __attribute__((noinline)) static void run(double seconds)
 	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
 }
 
+static int capture_entry(void)
+{
+	return rec_ptr(DEPTH, 1);
+}
+
+/* push rbp; mov rbp, rsp; call *rdi; pop rbp; ret */
+static const uint8_t jit_stub[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd7, 0x5d, 0xc3 };
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "capture") == 0) {
 		capture_mode = 1;
 		rec_ptr(DEPTH, 1);
+		return 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "capture-jit") == 0) {
+		uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (code == MAP_FAILED)
+			return 1;
+		memcpy(code, jit_stub, sizeof(jit_stub));
+		if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
+			return 1;
+		capture_mode = 1;
+		((int (*)(int (*)(void)))(uintptr_t)code)(capture_entry);
 		return 1;
 	}
 	run(argc > 1 ? atof(argv[1]) : 20.0);
