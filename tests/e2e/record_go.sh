@@ -13,5 +13,5 @@ sleep 0.3
 record -d 3 -f 199 --perf-mode fp --no-flamegraph
 colcheck frac "$COL" gospin '^main\.alpha$' 0.4 || fail "main.alpha is not named"
 colcheck frac "$COL" gospin '^main\.beta$' 0.1 || fail "main.beta is not named"
-colcheck frac "$COL" gospin '^main\.main$' 0.9 || fail "main.main missing under the leaves"
+colcheck frac "$COL" gospin '^runtime\.main$' 0.9 || fail "runtime.main missing under the leaves"
 pass

@@ -6,7 +6,7 @@
 build_c ratio
 "$WB/ratio" 2 30 & reap $!
 sleep 0.3
-record -d 5 -f 997 --perf-mode fp --no-flamegraph
+record -d 8 -f 997 --perf-mode fp --no-flamegraph
 colcheck header "$COL" >/dev/null || fail "header does not parse"
 n=$(colcheck count "$COL" ratio)
 echo "ratio samples: $n"

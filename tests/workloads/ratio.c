@@ -1,6 +1,6 @@
 /* Known-answer workload: three leaf functions share the CPU 50/30/20 by work units.
- * Built with frame pointers, also in leaves, and without tail calls (tests/e2e/lib_record.sh). Runs THREADS threads (argv[1], default 2) until killed or
- * for argv[2] seconds. Every unit is the same loop, so time is proportional to units. */
+ * Built with frame pointers and without tail calls (tests/workloads/lib.sh). Runs
+ * argv[1] threads (default 2) until killed, or for argv[2] seconds. Every unit is the same loop, so time is proportional to units. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -8,12 +8,18 @@
 #define UNIT 200000
 
 static volatile unsigned long sink;
+/* Storing the frame address forces a frame: GCC sets none up in a leaf that does not
+ * touch the stack, even with -fno-omit-frame-pointer, and an fp walk would then skip the
+ * leaf's caller. */
+static void *volatile frame_sink;
 
 
-/* The leaves each inline nothing and call no one: their own loop is the work. */
+/* The leaves call no one: their own loop is the work. */
 static __attribute__((noinline)) void alpha(void)
 {
 	unsigned long x = sink;
+
+	frame_sink = __builtin_frame_address(0);
 	for (unsigned long i = 0; i < 5ul * UNIT; i++)
 		x = x * 2862933555777941757ul + 3037000493ul;
 	sink = x;
@@ -22,6 +28,8 @@ static __attribute__((noinline)) void alpha(void)
 static __attribute__((noinline)) void beta(void)
 {
 	unsigned long x = sink;
+
+	frame_sink = __builtin_frame_address(0);
 	for (unsigned long i = 0; i < 3ul * UNIT; i++)
 		x = x * 2862933555777941757ul + 3037000493ul;
 	sink = x;
@@ -30,6 +38,8 @@ static __attribute__((noinline)) void beta(void)
 static __attribute__((noinline)) void gamma_(void)
 {
 	unsigned long x = sink;
+
+	frame_sink = __builtin_frame_address(0);
 	for (unsigned long i = 0; i < 2ul * UNIT; i++)
 		x = x * 2862933555777941757ul + 3037000493ul;
 	sink = x;
