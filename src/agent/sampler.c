@@ -79,12 +79,14 @@ out:
 }
 
 /* Enough to hold about a second of samples of one CPU (the reader may be descheduled on
- * a busy host, or symbolizing at a session's end), within 256 KiB .. 8 MiB. */
+ * a busy host, or symbolizing at a session's end), within 256 KiB .. 8 MiB; with stack
+ * copies at least 1 MiB, which at 11 Hz rides out a pause of several seconds (the first
+ * flush of a session parses every binary it met). */
 static unsigned default_ring_pages(const struct sampler_config *cfg)
 {
 	uint64_t per_sample = 1024 + (cfg->user_regs_stack ? cfg->stack_size : 0);
 	uint64_t want = (uint64_t)cfg->freq * per_sample / (uint64_t)getpagesize();
-	unsigned pages = 64;
+	unsigned pages = cfg->user_regs_stack ? 256 : 64;
 
 	while (pages < want && pages < 2048)
 		pages *= 2;
