@@ -337,6 +337,7 @@ static void *reader_main(void *arg)
 {
 	struct sampler *s = arg;
 	struct epoll_event evs[16];
+	uint64_t last_req = 0;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t req, v, one = 1;
@@ -351,8 +352,11 @@ static void *reader_main(void *arg)
 			moved += move_ring(s, &s->rings[i]);
 		recqueue__commit(s->queue);
 		__atomic_store_n(&s->drain_done, req, __ATOMIC_RELEASE);
-		if ((moved || req) && write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		/* The consumer is woken for new records, or for the drain it asked for. */
+		if ((moved || req != last_req) && write(s->notify_fd, &one, sizeof(one)) < 0 &&
+		    errno != EAGAIN)
 			break;
+		last_req = req;
 	}
 	return NULL;
 }

@@ -169,7 +169,6 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 	struct stack_sample ss = { 0 };
 	struct proc *p;
 	uint32_t nu = 0;
-	bool reloaded = false;
 
 	if (smp->pid <= 0) {
 		s->idle++;
@@ -196,9 +195,9 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 		}
 	for (uint32_t i = 0; i < nu; i++) {
 		const struct mapping *m = proctab__mapping(p->mm, s->upcs[i]);
-		if (!m && !reloaded && !p->exited) {
-			/* Records lost, or seen out of order across CPUs: read /proc again. */
-			reloaded = true;
+		if (!m && i == 0 && !p->exited) {
+			/* The sampled ip is code for sure (deeper fp frames may be garbage): the
+			 * records were lost, or seen out of order across CPUs. Read /proc again. */
 			if (proctab__reload(s->procs, p) == 0)
 				m = proctab__mapping(p->mm, s->upcs[i]);
 		}
