@@ -327,7 +327,8 @@ int unwind_table_build(struct unwind_table *t, const struct unwind_sources *src)
 		eh_cfi = dwarf_getcfi_elf(src->elf);
 	if (!eh_cfi)
 		fde_list_release(&eh);
-	qsort(eh.v, eh.n, sizeof(*eh.v), range_cmp);
+	if (eh.n)
+		qsort(eh.v, eh.n, sizeof(*eh.v), range_cmp);
 	df_cfi = debug_frame(src->elf, &df, &df_dw);
 	if (src->debug && src->debug != src->elf)
 		dbg_cfi = debug_frame(src->debug, &dbg, &dbg_dw);
