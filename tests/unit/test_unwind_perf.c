@@ -106,9 +106,33 @@ struct result {
 	int total, good[2], truncated[2];
 };
 
-/* Samples child pid (already exec'd, running for a few seconds) until it exits, from
- * 0.5 s after its start; unwinds each sample in smart ([0]) and dwarf ([1]) mode.
- * Returns 0, or -1 when perf_event_open is not permitted (the child is killed). */
+/* The process table of the test: /proc/<pid>/maps, read again when an address is not in
+ * it (the agent learns mappings from MMAP2 records instead). */
+struct live_maps {
+	struct test_maps tm;
+	pid_t pid;
+	bool reloaded;	/* once per sample */
+};
+
+static const struct mapping *live_find(void *ctx, uint64_t addr)
+{
+	struct live_maps *lm = ctx;
+	const struct mapping *m = test_maps_find(&lm->tm, addr);
+
+	if (!m && !lm->reloaded) {
+		lm->reloaded = true;
+		test_maps_release(&lm->tm);
+		test_maps_load(&lm->tm, lm->pid);
+		m = test_maps_find(&lm->tm, addr);
+	}
+	return m;
+}
+
+#define WANT_SAMPLES 600
+
+/* Samples child pid (already exec'd, running for long enough) until WANT_SAMPLES samples
+ * came or it exits, then kills it; unwinds each sample in smart ([0]) and dwarf ([1])
+ * mode. Returns 0, or -1 when perf_event_open is not permitted. */
 static int sample_child(pid_t pid, const struct target *t, struct result *r)
 {
 	struct perf_event_attr attr = {
@@ -132,15 +156,16 @@ static int sample_child(pid_t pid, const struct target *t, struct result *r)
 	struct perf_event_mmap_page *meta = (void *)ring;
 	uint8_t *data = ring + psz, *rec = xmalloc(65536);
 	uint64_t size = RING_PAGES * psz;
-	static struct test_maps tm;
+	static struct live_maps lm;
 
-	usleep(500 * 1000);	/* let the program start and map its libraries */
-	assert_true(test_maps_load(&tm, pid) > 0);
+	lm.pid = pid;
+	test_maps_load(&lm.tm, pid);
 	struct proc_ref p = { pid, pid };
 	struct unwinder *u[2] = { unwinder__new(UNWIND_SMART, 0), unwinder__new(UNWIND_DWARF, 0) };
 
+	usleep(300 * 1000);	/* past the dynamic loader: its samples have no main */
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	while (waitpid(pid, NULL, WNOHANG) == 0) {
+	while (r->total < WANT_SAMPLES && waitpid(pid, NULL, WNOHANG) == 0) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
 
 		poll(&pfd, 1, 100);
@@ -173,18 +198,20 @@ static int sample_child(pid_t pid, const struct target *t, struct result *r)
 			for (int mode = 0; mode < 2; mode++) {
 				uint64_t pcs[256];
 				bool truncated;
-				int n = unwinder__unwind(u[mode], &p, &s, test_maps_find, &tm, pcs, 256,
+				lm.reloaded = false;
+				int n = unwinder__unwind(u[mode], &p, &s, live_find, &lm, pcs, 256,
 							 &truncated);
 
-				r->good[mode] += target_complete(t, &tm, pcs, n);
-				r->truncated[mode] += truncated;
+				r->good[mode] += target_complete(t, &lm.tm, pcs, n);
 			}
 		}
 		__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	unwinder__free(u[0]);
 	unwinder__free(u[1]);
-	test_maps_release(&tm);
+	test_maps_release(&lm.tm);
 	free(rec);
 	munmap(ring, len);
 	close(fd);
@@ -212,7 +239,7 @@ static void test_python(void **state)
 	const char *script = "import time\n"
 			     "def f(n):\n"
 			     "    return f(n - 1) if n else sum(i * i for i in range(2000))\n"
-			     "end = time.time() + 4\n"
+			     "end = time.time() + 120\n"
 			     "while time.time() < end:\n"
 			     "    f(20)\n";
 
@@ -236,7 +263,7 @@ static void test_c_nofp(void **state)
 	snprintf(exe, sizeof(exe), "%s/unwind_deep", dir);
 	assert_int_equal(test_build_workload(dir, "unwind_deep", "-O2 -fomit-frame-pointer"), 0);
 	assert_int_equal(target_load(&t, exe, SHT_SYMTAB), 0);
-	int err = sample_child(spawn(exe, "3", NULL), &t, &r);
+	int err = sample_child(spawn(exe, "120", NULL), &t, &r);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 	if (err)
@@ -260,7 +287,7 @@ static void test_go(void **state)
 		 "GOFLAGS=-mod=mod GO111MODULE=off go build -o %s unwind_go.go", dir, exe);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(target_load(&t, exe, SHT_SYMTAB), 0);
-	int err = sample_child(spawn(exe, "3", NULL), &t, &r);
+	int err = sample_child(spawn(exe, "120", NULL), &t, &r);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 	if (err)
