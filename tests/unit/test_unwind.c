@@ -381,6 +381,64 @@ static void test_cache_bound(void **state)
 	test_capture_release(&c);
 }
 
+/* The mapping a corrupt file is seen through, for any address. */
+static struct mapping corrupt_map;
+
+static const struct mapping *corrupt_find(void *ctx, uint64_t addr)
+{
+	return addr >= corrupt_map.start && addr < corrupt_map.end ? &corrupt_map : NULL;
+}
+
+/* Corrupt binaries (bytes flipped anywhere, in the CFI sections most, or cut short) give
+ * an empty or partial table, never a crash: libdw and our FDE walk read untrusted data. */
+static void test_corrupt_binary(void **state)
+{
+	struct strbuf orig = STRBUF_INIT;
+	char path[300];
+	uint64_t pcs[64];
+	bool truncated;
+	uint8_t stack[4096];
+	struct proc_ref p = { getpid(), getpid() };
+
+	assert_int_equal(strbuf_read_file(&orig, exe_nofp), 0);
+	snprintf(path, sizeof(path), "%s/corrupt", workdir);
+	/* .eh_frame_hdr and .eh_frame sit in the first few pages of this small binary */
+	srand(777);
+	for (int iter = 0; iter < 150; iter++) {
+		struct strbuf b = STRBUF_INIT;
+		size_t len = orig.len;
+
+		strbuf_add(&b, orig.buf, orig.len);
+		int flips = 1 + rand() % 40;
+		for (int k = 0; k < flips; k++) {
+			size_t at = iter % 2 ? 0x2000 + (size_t)rand() % 0x1000 : (size_t)rand() % len;
+			if (at < len)
+				b.buf[at] = (char)rand();
+		}
+		if (iter % 10 == 9)
+			len = (size_t)rand() % len;
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		assert_int_equal(fwrite(b.buf, 1, len, f), len);
+		fclose(f);
+		strbuf_release(&b);
+
+		corrupt_map = (struct mapping){ .start = 0x10000, .end = 0x20000, .pgoff = 0x1000,
+						.prot = PROT_READ | PROT_EXEC, .path = path };
+		for (size_t i = 0; i < sizeof(stack); i++)
+			stack[i] = (uint8_t)rand();
+		struct unwind_sample s = { { 0x10000 + (uint64_t)(rand() % 0x1000), 0x7ff000000000,
+					     0x7ff000000100 }, stack, sizeof(stack) };
+		for (int mode = UNWIND_DWARF; mode <= UNWIND_SMART; mode++) {
+			struct unwinder *u = unwinder__new(mode, 0);
+			int n = unwinder__unwind(u, &p, &s, corrupt_find, NULL, pcs, 64, &truncated);
+			assert_true(n >= 1 && n <= 64);
+			unwinder__free(u);
+		}
+	}
+	strbuf_release(&orig);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_cache_bound),
+		cmocka_unit_test(test_corrupt_binary),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
