@@ -12,9 +12,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 
 #include "test_unwind_util.h"
+#include "unwind/cache.h"
 #include "unwind/unwind.h"
 
 static char workdir[] = "/tmp/kiln-unwind-test.XXXXXX";
@@ -439,6 +441,48 @@ static void test_corrupt_binary(void **state)
 	strbuf_release(&orig);
 }
 
+/* Hundreds of real binaries (the host's shared libraries and programs, up to 300) through
+ * a cache of 2 MiB: each one with CFI compiles to rows, and the cache never holds much more than its
+ * bound (one table larger than the bound is kept while it is in use). */
+static void test_many_binaries(void **state)
+{
+	struct unwind_cache *c = unwind_cache__new(2 << 20, true);
+	struct proc_ref p = { getpid(), getpid() };
+	FILE *ls = popen("ls /usr/lib/x86_64-linux-gnu/*.so* /usr/bin/* 2>/dev/null | head -300", "r");
+	char path[4096];
+	size_t tables = 0, with_cfi = 0, with_rows = 0, largest = 0;
+
+	assert_non_null(ls);
+	while (fgets(path, sizeof(path), ls)) {
+		struct stat st;
+
+		path[strcspn(path, "\n")] = '\0';
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		struct mapping m = { .start = 0x10000, .end = 0x20000, .ino = st.st_ino,
+				     .maj = major(st.st_dev), .min = minor(st.st_dev),
+				     .prot = PROT_READ | PROT_EXEC, .path = path };
+		const struct unwind_table *t = unwind_cache__get(c, &p, &m);
+
+		if (!t)
+			continue;	/* not an x86_64 ELF (scripts) */
+		tables++;
+		with_cfi += t->has_cfi;
+		with_rows += t->has_cfi && t->nrows > 0;
+		if (unwind_table_bytes(t) > largest)
+			largest = unwind_table_bytes(t);
+		assert_true(unwind_cache__bytes(c) <= (2 << 20) + largest + 4096);
+	}
+	pclose(ls);
+	print_message("%zu binaries, %zu with CFI, %zu of them with rows, %llu evictions, "
+		      "largest table %zu bytes\n", tables, with_cfi, with_rows,
+		      (unsigned long long)unwind_cache__evictions(c), largest);
+	assert_true(tables >= 100);
+	assert_int_equal(with_rows, with_cfi);	/* no CFI: Go (stripped), Free Pascal */
+	assert_true(unwind_cache__evictions(c) > 0);
+	unwind_cache__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_cache_bound),
 		cmocka_unit_test(test_corrupt_binary),
+		cmocka_unit_test(test_many_binaries),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
