@@ -53,8 +53,44 @@ static bool plt_rule(const Dwarf_Op *ops, size_t nops, int64_t *off, int *thresh
 	return true;
 }
 
+/* A register saved by DW_CFA_expression at rsp + N, as libdw gives it:
+ * DW_OP_call_frame_cfa (pushed per the DWARF rules, unused); DW_OP_breg7 N. */
+static bool rsp_slot(Dwarf_Frame *f, int reg, int64_t *slot)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(f, reg, mem, &ops, &nops) != 0 || nops != 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_breg7)
+		return false;
+	*slot = (int64_t)ops[1].number;
+	return true;
+}
+
+/* glibc's x86_64 signal trampoline: CFA = *(rsp + N), rip at rsp + N + 8, rbp at rsp + K
+ * (the sigcontext the kernel pushed). */
+static bool signal_rule(Dwarf_Frame *f, struct unwind_row *r)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+	int64_t rip, rbp;
+
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 2 || ops[0].atom != DW_OP_breg7 ||
+	    ops[1].atom != DW_OP_deref)
+		return false;
+	int64_t rsp = (int64_t)ops[0].number;
+	if (rsp < 0 || rsp > 4096 || !rsp_slot(f, REG_RA, &rip) || rip != rsp + 8 ||
+	    !rsp_slot(f, REG_RBP, &rbp) || rbp < 0 || rbp > 4096)
+		return false;
+	r->cfa = CFA_SIGNAL;
+	r->off = (int32_t)rsp;
+	r->aux = (int16_t)rbp;
+	r->rbp = RBP_AT_CFA;
+	return true;
+}
+
 /* Reduces one frame state to a row. */
-static void classify(Dwarf_Frame *f, struct unwind_row *r)
+static void classify(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
@@ -65,6 +101,8 @@ static void classify(Dwarf_Frame *f, struct unwind_row *r)
 	r->rbp = RBP_LOST;
 	r->off = 0;
 	r->aux = 0;
+	if (signal && signal_rule(f, r))
+		return;
 	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops) != 0)
 		return;
 	if (nops == 0) {
@@ -128,14 +166,15 @@ static bool compile_fde(Dwarf_CFI *cfi, uint64_t base, uint64_t lo, uint64_t hi,
 	while (pc < hi) {
 		Dwarf_Frame *f;
 		Dwarf_Addr start, end;
+		bool signal = false;
 
 		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0)
 			break;
-		if (dwarf_frame_info(f, &start, &end, NULL) < 0) {
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0) {
 			free(f);
 			break;
 		}
-		classify(f, &r);
+		classify(f, signal, &r);
 		free(f);
 		if (r.cfa == CFA_RBP && r.off == 16 && r.rbp == RBP_AT_CFA && r.aux == -16)
 			fp = true;

@@ -19,6 +19,9 @@ enum cfa_rule {
 	CFA_NONE,	/* no CFI covers this pc */
 	CFA_BAD,	/* CFI exists but uses a rule we do not support (signal frames, ...) */
 	CFA_END,	/* the return address is undefined: outermost frame (_start, clone) */
+	CFA_SIGNAL,	/* a signal frame (__restore_rt): rsp points at the kernel's ucontext;
+			 * the interrupted rsp is at rsp+off, its rip at rsp+off+8, its rbp at
+			 * rsp+aux, and its pc is exact (no call before it) */
 };
 
 /* Where the caller's rbp is. */

@@ -57,7 +57,7 @@ static int teardown(void **state)
 }
 
 /* Unwinds a capture of exe in mode; checks the result against backtrace(). */
-static void check_capture(const char *exe, enum unwind_mode mode)
+static void check_capture_as(const char *exe, enum unwind_mode mode, const char *how)
 {
 	struct test_capture c;
 	struct test_maps tm;
@@ -65,7 +65,7 @@ static void check_capture(const char *exe, enum unwind_mode mode)
 	uint64_t pcs[256];
 	bool truncated;
 
-	assert_int_equal(test_capture_run(&c, exe), 0);
+	assert_int_equal(test_capture_mode(&c, exe, how), 0);
 	assert_true(test_maps_load(&tm, c.pid) > 0);
 	struct proc_ref p = { c.pid, c.pid };
 	int n = unwinder__unwind(u, &p, &c.s, test_maps_find, &tm, pcs, 256, &truncated);
@@ -106,6 +106,20 @@ static void check_capture(const char *exe, enum unwind_mode mode)
 	unwinder__free(u);
 	test_maps_release(&tm);
 	test_capture_release(&c);
+}
+
+static void check_capture(const char *exe, enum unwind_mode mode)
+{
+	check_capture_as(exe, mode, "capture");
+}
+
+/* capture <- handler <- __restore_rt <- (interrupted) raise <- rec x30 <- main: the
+ * signal frame's CFI is glibc's DW_CFA_expression rules over the kernel's sigcontext. */
+static void test_signal(void **state)
+{
+	check_capture_as(exe_nofp, UNWIND_DWARF, "capture-signal");
+	check_capture_as(exe_nofp, UNWIND_SMART, "capture-signal");
+	check_capture_as(exe_fp, UNWIND_SMART, "capture-signal");
 }
 
 static void test_nofp_dwarf(void **state)
@@ -490,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_nofp_smart),
 		cmocka_unit_test(test_fp_dwarf),
 		cmocka_unit_test(test_fp_smart),
+		cmocka_unit_test(test_signal),
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_jit_between),
 		cmocka_unit_test(test_self),
