@@ -90,7 +90,7 @@ static enum step step_fp(const struct unwind_sample *s, struct frame *f)
 }
 
 /* Out of a signal frame: the kernel's sigcontext holds the interrupted registers. */
-static enum step step_signal(const struct unwind_sample *s, const struct unwind_row *r,
+static enum step step_signal(const struct unwind_sample *s, const struct unwind_rule *r,
 			     struct frame *f)
 {
 	uint64_t sp, ip, bp;
@@ -105,7 +105,7 @@ static enum step step_signal(const struct unwind_sample *s, const struct unwind_
 	return ip ? STEP_OK : STEP_END;
 }
 
-static enum step step_cfi(const struct unwind_sample *s, const struct unwind_row *r,
+static enum step step_cfi(const struct unwind_sample *s, const struct unwind_rule *r,
 			  struct frame *f)
 {
 	uint64_t cfa, ra, bp;
@@ -149,7 +149,7 @@ static enum step step(struct unwinder *u, const struct proc_ref *p,
 {
 	const struct mapping *m = find ? find(ctx, lookup) : NULL;
 	const struct unwind_table *t;
-	const struct unwind_row *r = NULL;
+	const struct unwind_rule *r = NULL;
 	uint64_t va;
 	bool smart = u->mode == UNWIND_SMART;
 
