@@ -254,6 +254,8 @@ static struct bin *bin_identify(struct symbolizer *s, struct bin *b, int fd)
 	return b;
 }
 
+static void perfmap_preload(struct symbolizer *s, const struct proc_ref *p);
+
 /* ---- LRU and eviction ---- */
 
 static void lru_unlink(struct symbolizer *s, struct bin *b)
@@ -355,8 +357,13 @@ int symbolizer__pin(struct symbolizer *s, const struct proc_ref *p, const struct
 	struct bin *b;
 	int fd;
 
-	if (!binary__has_file(m))
+	if (!binary__has_file(m)) {
+		/* JIT code: read the perf map while the process (and its /tmp) is there */
+		if ((!m->path || strcmp(m->path, "[vdso]")) && (m->prot & PROT_EXEC) && p &&
+		    p->pid > 0)
+			perfmap_preload(s, p);
 		return 0;
+	}
 	b = bin_get(s, p, m);
 	if (b->state == BIN_LOADED || b->fd >= 0)
 		return 0;
@@ -387,6 +394,7 @@ static struct perfmap *perfmap_get(struct symbolizer *s, const struct proc_ref *
 	if (created) {
 		*slot = xmalloc(sizeof(struct perfmap));
 		perfmap_init(*slot);
+		s->perfmap_bytes += perfmap__memory(*slot);
 	}
 	*fresh = created;
 	return *slot;
@@ -410,6 +418,14 @@ static int perfmap_update(struct symbolizer *s, const struct proc_ref *p, struct
 	if (ret > 0)
 		s->perfmap_bytes = s->perfmap_bytes - before + perfmap__memory(pm);
 	return ret;
+}
+
+static void perfmap_preload(struct symbolizer *s, const struct proc_ref *p)
+{
+	bool fresh;
+	struct perfmap *pm = perfmap_get(s, p, &fresh);
+
+	perfmap_update(s, p, pm);
 }
 
 static const char *perfmap_lookup(struct symbolizer *s, const struct proc_ref *p, uint64_t addr)
