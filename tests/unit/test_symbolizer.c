@@ -351,6 +351,25 @@ static void test_kallsyms(void **state)
 	n = kallsyms__load(&t, "/proc/kallsyms");
 	assert_true(n > 1000);
 	assert_non_null(symtab__find(&t, addr, NULL));
+	/* a module's function is named without its "[module]" */
+	f = fopen("/proc/kallsyms", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char mod[128];
+
+		if (sscanf(line, "%llx %c %255s %127s", &a, &type, name, mod) == 4 &&
+		    (type == 't' || type == 'T') && mod[0] == '[') {
+			const char *got = symtab__find(&t, a, NULL);
+			uint64_t start = 0;
+
+			assert_non_null(got);
+			assert_null(strchr(got, '['));
+			symtab__find(&t, a, &start);
+			assert_int_equal(start, a);
+			break;
+		}
+	}
+	fclose(f);
 	symtab_release(&t);
 	symtab_init(&t);
 	assert_true(kallsyms__load(&t, "/nonexistent/kallsyms") < 0);
