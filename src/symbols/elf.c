@@ -227,6 +227,8 @@ static size_t add_gopclntab(struct elf_symbols *es, Elf *e, int fd, size_t shnum
 
 	if (shnum > 1) {
 		scn = find_section(e, ".gopclntab", &sh);
+		if (!scn)	/* where PIE and shared-library builds put it */
+			scn = find_section(e, ".data.rel.ro.gopclntab", &sh);
 		if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			return 0;
 		n = gopclntab__load(d->d_buf, d->d_size,

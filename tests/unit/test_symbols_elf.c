@@ -291,6 +291,17 @@ static void test_go_pclntab(void **state)
 	assert_true(es.sources & ELF_SRC_GOPCLNTAB);
 	assert_string_equal(at(&es, a), "main.alpha");
 	assert_string_equal(at(&es, b), "main.beta");
+
+	/* PIE keeps the table in .data.rel.ro.gopclntab; nm on an unstripped twin is the oracle */
+	assert_int_equal(sh("GOFLAGS= GO111MODULE=off go build -buildmode=pie -o gpie gop.go && "
+			    "GOFLAGS= GO111MODULE=off go build -buildmode=pie -ldflags='-s -w' "
+			    "-o gpie-s gop.go"), 0);
+	a = nm_addr("gpie", "main.alpha", false);
+	assert_true(a);
+	assert_int_equal(load_file(&es, "gpie-s", ""), 0);
+	assert_true(es.sources & ELF_SRC_GOPCLNTAB);
+	assert_string_equal(at(&es, a + 2), "main.alpha");
+	assert_string_equal(at(&es, nm_addr("gpie", "main.beta", false)), "main.beta");
 	elf_symbols_release(&es);
 }
 
