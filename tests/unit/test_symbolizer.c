@@ -379,6 +379,38 @@ static void test_kallsyms(void **state)
 	symbolizer__free(s);
 }
 
+/* When the process is gone, the host path is used only for a process outside a container
+ * and only when the inode still matches. */
+static void test_host_fallback_after_exit(void **state)
+{
+	char prog_path[512];
+	struct mapping m;
+	struct proc_ref p;
+	struct stat st;
+	pid_t pid = fork();
+	int fd, status;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	snprintf(prog_path, sizeof(prog_path), "%s", path_in("prog"));
+	assert_int_equal(stat(prog_path, &st), 0);
+	m = (struct mapping){ .start = 0x400000, .end = 0x401000, .ino = st.st_ino,
+			      .maj = major(st.st_dev), .min = minor(st.st_dev), .path = prog_path };
+	p = (struct proc_ref){ pid, pid };
+	fd = binary__open(&p, &m);
+	assert_true(fd >= 0);
+	close(fd);
+	m.ino++;
+	assert_int_equal(binary__open(&p, &m), -ESTALE);
+	m.ino--;
+	p.nspid = 1;	/* it lived in its own PID namespace: the host path is not its path */
+	assert_int_equal(binary__open(&p, &m), -ENOENT);
+	m.path = "//anon";
+	assert_int_equal(binary__open(&p, &m), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_own_process_libc_and_vdso),
 		cmocka_unit_test(test_perfmap_garbage_and_appends),
 		cmocka_unit_test(test_kallsyms),
+		cmocka_unit_test(test_host_fallback_after_exit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

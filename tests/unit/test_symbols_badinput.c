@@ -253,12 +253,51 @@ static void test_eviction_bounds_memory(void **state)
 	symbolizer__free(tiny);
 }
 
+/* One binary is parsed once, whichever way its mappings name it: by inode, by build-id,
+ * or as a copy (another inode) with the same build-id. */
+static void test_cache_shares_binaries(void **state)
+{
+	struct symbolizer *s = symbolizer__new(0);
+	struct proc_ref p = { getpid(), getpid() };
+	char prog_path[512], copy_path[512];
+	struct strbuf out = STRBUF_INIT;
+	struct elf_symbols es;
+	struct mapping by_ino, by_id, copy;
+	uint64_t off, one;
+
+	snprintf(prog_path, sizeof(prog_path), "%s", path_in("prog"));
+	snprintf(copy_path, sizeof(copy_path), "%s", path_in("prog-copy"));
+	assert_int_equal(sh("cp prog prog-copy"), 0);
+	elf_symbols_init(&es);
+	assert_int_equal(load_file(&es, "prog", ""), 0);
+	off = va_to_off(&es, nm_addr("prog", "alpha", false));
+	by_ino = file_mapping(prog_path);
+	by_id = by_ino;
+	by_id.ino = 0, by_id.maj = by_id.min = 0;
+	by_id.build_id_len = (uint8_t)es.build_id_len;
+	memcpy(by_id.build_id, es.build_id, es.build_id_len);
+	copy = file_mapping(copy_path);
+	elf_symbols_release(&es);
+	assert_true(copy.ino != by_ino.ino);
+
+	assert_int_equal(symbolizer__user(s, &p, &by_ino, by_ino.start + off, &out), 0);
+	one = symbolizer__memory(s);
+	assert_int_equal(symbolizer__user(s, &p, &by_id, by_id.start + off, &out), 0);
+	assert_int_equal(symbolizer__pin(s, &p, &copy), 0);
+	assert_int_equal(symbolizer__user(s, &p, &copy, copy.start + off, &out), 0);
+	assert_int_equal(symbolizer__memory(s), one);
+	assert_string_equal(out.buf, "alphaalphaalpha");
+	strbuf_release(&out);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_corrupt_elf),
 		cmocka_unit_test(test_corrupt_go),
 		cmocka_unit_test(test_eviction_bounds_memory),
+		cmocka_unit_test(test_cache_shares_binaries),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
