@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format/col.h"
@@ -24,6 +25,7 @@
 
 #define DEFAULT_CACHE_BYTES (64ull << 20)
 #define KEY_MAX (1 + 8 + 4096)
+#define KALLSYMS_RELOAD_SECONDS 60
 
 enum bin_state { BIN_NEW, BIN_LOADED, BIN_FAILED };
 
@@ -53,6 +55,7 @@ struct symbolizer {
 	uint64_t perfmap_bytes;
 	struct symtab kernel;
 	bool kernel_tried;
+	double kernel_loaded_at;	/* CLOCK_MONOTONIC seconds */
 	struct elf_symbols vdso;
 	bool vdso_tried;
 };
@@ -514,20 +517,39 @@ static const struct elf_symbols *vdso_symbols(struct symbolizer *s)
 	return &s->vdso;
 }
 
+static double monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void kernel_load(struct symbolizer *s)
+{
+	int n;
+
+	symtab_release(&s->kernel);
+	n = kallsyms__load(&s->kernel, "/proc/kallsyms");
+	if (n < 0 && !s->kernel_tried)
+		log_warn("failed to read '/proc/kallsyms': %s", n == -EPERM ?
+			 "addresses are hidden (kernel.kptr_restrict)" : strerror(-n));
+	s->kernel_tried = true;
+	s->kernel_loaded_at = monotonic_seconds();
+}
+
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct strbuf *out)
 {
 	const char *name;
 
-	if (!s->kernel_tried) {
-		int n;
-
-		s->kernel_tried = true;
-		n = kallsyms__load(&s->kernel, "/proc/kallsyms");
-		if (n < 0)
-			log_warn("failed to read '/proc/kallsyms': %s", n == -EPERM ?
-				 "addresses are hidden (kernel.kptr_restrict)" : strerror(-n));
-	}
+	if (!s->kernel_tried)
+		kernel_load(s);
 	name = symtab__find(&s->kernel, addr, NULL);
+	/* A module (or BPF program) loaded since: read kallsyms again, at most once a minute. */
+	if (!name && monotonic_seconds() - s->kernel_loaded_at >= KALLSYMS_RELOAD_SECONDS) {
+		kernel_load(s);
+		name = symtab__find(&s->kernel, addr, NULL);
+	}
 	if (!name) {
 		strbuf_addf(out, "(kernel+0x%llx)", (unsigned long long)addr);
 		return -ENOENT;
