@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sysmacros.h>
 
 #include "symbols/gopclntab.h"
@@ -291,6 +292,50 @@ static void test_cache_shares_binaries(void **state)
 	symbolizer__free(s);
 }
 
+static int count_fds(void)
+{
+	char path[64];
+	int n = 0, fd;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+/* Pinning keeps descriptors only up to a share of RLIMIT_NOFILE, then parses at once. */
+static void test_pinning_bounds_descriptors(void **state)
+{
+	struct rlimit old, low = { 64, 64 };
+	struct proc_ref p = { getpid(), getpid() };
+	struct symbolizer *s;
+	int i, before;
+
+	/* no build-id: every copy is another binary (another inode) */
+	assert_int_equal(sh("cc -O0 -Wl,--build-id=none -o nobid prog.c && "
+			    "for i in $(seq 0 39); do cp nobid nobid$i; done"), 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	s = symbolizer__new(0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	before = count_fds();
+	for (i = 0; i < 40; i++) {
+		char name[32], path[512];
+		struct mapping m;
+
+		snprintf(name, sizeof(name), "nobid%d", i);
+		snprintf(path, sizeof(path), "%s", path_in(name));
+		m = file_mapping(path);
+		assert_int_equal(symbolizer__pin(s, &p, &m), 0);
+	}
+	assert_true(count_fds() - before <= 16);	/* 64 / 4 */
+	assert_true(symbolizer__memory(s) > 0);		/* the rest were parsed at once */
+	symbolizer__free(s);
+	assert_int_equal(count_fds(), before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_go),
 		cmocka_unit_test(test_eviction_bounds_memory),
 		cmocka_unit_test(test_cache_shares_binaries),
+		cmocka_unit_test(test_pinning_bounds_descriptors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -154,6 +154,16 @@ static void test_debuglink(void **state)
 	assert_true(es.sources & ELF_SRC_DEBUGFILE);
 	assert_string_equal(at(&es, a + 1), "alpha");
 
+	/* /usr/lib/debug/<dir of the binary>/ inside the process's root */
+	assert_int_equal(sh("d=root/usr/lib/debug$(pwd) && mkdir -p $d && cp .debug/dl.debug $d/ && "
+			    "rm .debug/dl.debug"), 0);
+	assert_int_equal(load_file(&es, "dl", ""), 0);
+	assert_false(es.sources & ELF_SRC_DEBUGFILE);
+	assert_int_equal(load_file(&es, "dl", path_in("root")), 0);
+	assert_true(es.sources & ELF_SRC_DEBUGFILE);
+	assert_string_equal(at(&es, a), "alpha");
+	assert_int_equal(sh("mv root/usr/lib/debug$(pwd)/dl.debug .debug/"), 0);
+
 	/* a debug file whose CRC does not match is not used */
 	assert_int_equal(sh("printf x >> .debug/dl.debug"), 0);
 	assert_int_equal(load_file(&es, "dl", ""), 0);
