@@ -39,35 +39,59 @@ static bool is_function(const GElf_Sym *sym)
 	       sym->st_shndx < SHN_LORESERVE && sym->st_value != 0;
 }
 
+/* Preference among symbols at one address, as perf chooses: global, then weak, then
+ * local. The table keeps the first added of equals, so symbols go in in that order. */
+static int bind_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
 /* Adds the function symbols of every section of type type (SHT_SYMTAB or SHT_DYNSYM).
  * Returns how many were added. */
 static size_t add_symbols(struct symtab *t, Elf *e, GElf_Word type)
 {
-	Elf_Scn *scn = NULL;
-	size_t added = 0;
+	size_t added = 0, entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	int rank;
 
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, n, entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	if (!entsize)
+		return 0;
+	for (rank = 0; rank < 3; rank++) {
+		Elf_Scn *scn = NULL;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		n = d->d_size / entsize;
-		for (i = 1; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			size_t i, n;
 
-			if (!gelf_getsym(d, (int)i, &sym) || !is_function(&sym))
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
 				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || !*name)
+			d = elf_getdata(scn, NULL);
+			if (!d || !d->d_buf)
 				continue;
-			symtab__add(t, sym.st_value, sym.st_size, name, strlen(name));
-			added++;
+			n = d->d_size / entsize;
+			for (i = 1; i < n; i++) {
+				GElf_Sym sym;
+				const char *name, *at;
+
+				if (!gelf_getsym(d, (int)i, &sym) || !is_function(&sym) ||
+				    bind_rank(&sym) != rank)
+					continue;
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				/* "memcpy@@GLIBC_2.14" in a .symtab is the "memcpy" of .dynsym */
+				at = strchr(name + 1, '@');
+				symtab__add(t, sym.st_value, sym.st_size, name,
+					    at ? (size_t)(at - name) : strlen(name));
+				added++;
+			}
 		}
 	}
 	return added;

@@ -104,6 +104,17 @@ static void test_dynsym_only(void **state)
 	assert_int_equal(es.sources, ELF_SRC_DYNSYM);
 	assert_string_equal(at(&es, a + 4), "lib_alpha");
 	assert_string_equal(at(&es, b), "lib_beta");
+
+	/* a versioned global is named as .dynsym names it, ahead of a local alias */
+	write_file("v.c", "int foo_impl(int x) { return x + 1; }\n"
+			  "__asm__(\".symver foo_impl,foo@@V1\");\n");
+	write_file("v.map", "V1 { global: foo; local: *; };\n");
+	assert_int_equal(sh("cc -O0 -fPIC -shared -Wl,--version-script=v.map -o libv.so v.c"), 0);
+	a = nm_addr("libv.so", "foo@@V1", false);
+	assert_true(a);
+	assert_int_equal(load_file(&es, "libv.so", ""), 0);
+	assert_true(es.sources & ELF_SRC_SYMTAB);
+	assert_string_equal(at(&es, a), "foo");
 	elf_symbols_release(&es);
 }
 
