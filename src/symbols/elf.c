@@ -301,11 +301,17 @@ static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const 
 	ssize_t idlen;
 	size_t shnum = 0;
 
-	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE ||
-	    load_segments(es, e) < 0) {
+	if (!e || elf_kind(e) != ELF_K_ELF) {
 		int en = elf_errno();
 
 		errmsg(err, errlen, "%s", en ? elf_errmsg(en) : "not an ELF file");
+		elf_symbols_release(es);
+		return en ? -EINVAL : -ENOEXEC;
+	}
+	if (gelf_getclass(e) == ELFCLASSNONE || load_segments(es, e) < 0) {
+		int en = elf_errno();
+
+		errmsg(err, errlen, "%s", en ? elf_errmsg(en) : "invalid ELF header");
 		elf_symbols_release(es);
 		return -EINVAL;
 	}

@@ -290,7 +290,7 @@ static struct bin *bin_load(struct symcache *s, struct bin *b, const struct proc
 			    const struct mapping *m)
 {
 	char root[64] = "", err[256] = "";
-	int fd = b->fd;
+	int fd = b->fd, ret;
 
 	if (b->state == BIN_LOADED)
 		return b;
@@ -314,7 +314,10 @@ static struct bin *bin_load(struct symcache *s, struct bin *b, const struct proc
 	}
 	if (b->pid > 0)
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)b->pid);
-	if (elf_symbols__load(&b->syms, b->fd, root, b->path, err, sizeof(err)) < 0)
+	ret = elf_symbols__load(&b->syms, b->fd, root, b->path, err, sizeof(err));
+	if (ret == -ENOEXEC)	/* executable memory from a non-ELF file: JIT memfds */
+		log_debug("failed to read symbols of '%s': %s", b->path, err);
+	else if (ret < 0)
 		log_warn("failed to read symbols of '%s': %s", b->path, err);
 	bin_close_pin(s, b);
 	b->state = BIN_LOADED;
