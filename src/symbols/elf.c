@@ -130,6 +130,56 @@ static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
 	return NULL;
 }
 
+/* Names x86-64 PLT stubs "name@plt", as perf and objdump do: entry i of .plt.sec (or of
+ * .plt after its first, resolver entry) jumps through relocation i of .rela.plt. */
+static void add_plt(struct symtab *t, Elf *e)
+{
+	GElf_Shdr rela_sh, plt_sh, dyn_sh;
+	GElf_Ehdr eh;
+	Elf_Scn *rela, *plt, *dyn;
+	Elf_Data *rd, *sd;
+	uint64_t base, limit;
+	size_t i, n, entsize;
+
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	rela = find_section(e, ".rela.plt", &rela_sh);
+	if (!rela || rela_sh.sh_type != SHT_RELA)
+		return;
+	plt = find_section(e, ".plt.sec", &plt_sh);
+	base = plt ? plt_sh.sh_addr : 0;
+	if (!plt) {
+		plt = find_section(e, ".plt", &plt_sh);
+		base = plt_sh.sh_addr + 16;
+	}
+	entsize = gelf_fsize(e, ELF_T_RELA, 1, EV_CURRENT);
+	dyn = elf_getscn(e, rela_sh.sh_link);
+	if (!plt || plt_sh.sh_size < 16 || !entsize || !dyn || !gelf_getshdr(dyn, &dyn_sh) ||
+	    dyn_sh.sh_type != SHT_DYNSYM)
+		return;
+	limit = plt_sh.sh_addr + plt_sh.sh_size;
+	rd = elf_getdata(rela, NULL);
+	sd = elf_getdata(dyn, NULL);
+	if (!rd || !rd->d_buf || !sd || !sd->d_buf)
+		return;
+	n = rd->d_size / entsize;
+	for (i = 0; i < n && base + 16 * (i + 1) <= limit; i++) {
+		struct strbuf name = STRBUF_INIT;
+		const char *sym_name;
+		GElf_Rela r;
+		GElf_Sym sym;
+
+		if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+			continue;
+		sym_name = elf_strptr(e, dyn_sh.sh_link, sym.st_name);
+		if (!sym_name || !*sym_name)
+			continue;
+		strbuf_addf(&name, "%s@plt", sym_name);
+		symtab__add(t, base + 16 * i, 16, name.buf, name.len);
+		strbuf_release(&name);
+	}
+}
+
 /* Decompresses an xz stream into a malloc'd buffer. Returns NULL when it is not one. */
 static uint8_t *unxz(const uint8_t *in, size_t inlen, size_t *outlen)
 {
@@ -333,6 +383,7 @@ static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const 
 	if (!(es->sources & (ELF_SRC_SYMTAB | ELF_SRC_DEBUGFILE)) &&
 	    add_gopclntab(es, e, fd, shnum))
 		es->sources |= ELF_SRC_GOPCLNTAB;
+	add_plt(&es->tab, e);
 	add_barriers(&es->tab, e);
 	symtab__finish(&es->tab, SYMTAB_FIRST_WINS, 0);
 	return 0;

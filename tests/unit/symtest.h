@@ -88,6 +88,26 @@ static inline uint64_t nm_addr(const char *file, const char *name, bool dynamic)
 	return addr;
 }
 
+/* The address objdump -d gives label (such as "printf@plt") in file, or 0. */
+static inline uint64_t objdump_addr(const char *file, const char *label)
+{
+	char cmd[1024], line[1024], want[300];
+	unsigned long long a;
+	uint64_t addr = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d '%s/%s' 2>/dev/null", tmpdir, file);
+	snprintf(want, sizeof(want), "<%s>:", label);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, want) && sscanf(line, "%llx", &a) == 1)
+			addr = a;
+	pclose(p);
+	return addr;
+}
+
 static inline char *path_in(const char *name)
 {
 	static char path[4][512];

@@ -87,6 +87,10 @@ static void test_symtab(void **state)
 	assert_string_equal(at(&es, b + 2), "beta");
 	assert_string_equal(at(&es, nm_addr("prog", "main", false)), "main");
 	assert_int_equal(es.build_id_len, 20);
+	/* PLT stubs are named as objdump names them */
+	a = objdump_addr("prog", "printf@plt");
+	assert_true(a);
+	assert_string_equal(at(&es, a + 4), "printf@plt");
 	elf_symbols_release(&es);
 }
 
