@@ -388,6 +388,20 @@
 		}
 
 		view.draw = draw;
+		/* Where node i is drawn, in CSS pixels of the canvas, or null when it is not. */
+		view.rectOf = function (i) {
+			for (var k = 0; k < dcount; k++)
+				if (dnode[k] === i) {
+					var r = view.inverted ? rows - 1 - drow[k] : drow[k];
+					return { x: dx[k], y: r * rowH, w: dw[k], h: rowH - 1 };
+				}
+			return null;
+		};
+		/* The first node named name in preorder, or -1. */
+		view.find = function (name) {
+			for (var i = 1; i < T.n; i++) if (T.names[T.name[i]] === name) return i;
+			return -1;
+		};
 		/* Facts about node i for tooltips and the status line. */
 		view.info = function (i) {
 			var z = view.zoomNode, name = i === 0 ? 'all' : T.names[T.name[i]];
