@@ -461,18 +461,14 @@
 		};
 
 		function pos(ev) {
-			var r = canvas.getBoundingClientRect();
-			return [ev.clientX - r.left, ev.clientY - r.top];
+			var r = canvas.getBoundingClientRect(); return [ev.clientX - r.left, ev.clientY - r.top];
 		}
 		function onMove(ev) {
 			var p = pos(ev), k = hitAt(p[0], p[1]), i = k >= 0 ? dnode[k] : -1;
 			if (opt.onHover) opt.onHover(k < 0 ? null : i < 0 ? { merged: -1 - i } : view.info(i), ev);
 			if (i !== view.hovered) { view.hovered = i; draw(); }
 		}
-		function onLeave() {
-			view.hovered = -1; draw();
-			if (opt.onHover) opt.onHover(null);
-		}
+		function onLeave() { view.hovered = -1; draw(); if (opt.onHover) opt.onHover(null); }
 		function onClick(ev) {
 			var p = pos(ev), k = hitAt(p[0], p[1]);
 			if (k >= 0 && dnode[k] >= 0) { view.selected = dnode[k]; view.zoom(dnode[k]); }
@@ -487,15 +483,10 @@
 			else return;
 			ev.preventDefault();
 		}
-		canvas.addEventListener('mousemove', onMove);
-		canvas.addEventListener('mouseleave', onLeave);
-		canvas.addEventListener('click', onClick);
-		canvas.addEventListener('keydown', onKey);
+		var handlers = { mousemove: onMove, mouseleave: onLeave, click: onClick, keydown: onKey };
+		Object.keys(handlers).forEach(function (t) { canvas.addEventListener(t, handlers[t]); });
 		view.destroy = function () {
-			canvas.removeEventListener('mousemove', onMove);
-			canvas.removeEventListener('mouseleave', onLeave);
-			canvas.removeEventListener('click', onClick);
-			canvas.removeEventListener('keydown', onKey);
+			Object.keys(handlers).forEach(function (t) { canvas.removeEventListener(t, handlers[t]); });
 		};
 		draw();
 		return view;
@@ -504,7 +495,7 @@
 	function el(tag, cls, text) {
 		var e = document.createElement(tag);
 		if (cls) e.className = cls;
-		if (text !== undefined) e.textContent = text;
+		if (text !== undefined) e.textContent = text;	/* never innerHTML: names are untrusted */
 		return e;
 	}
 
@@ -586,10 +577,19 @@
 			if (ev.key === 'Enter') canvas.focus();
 			if (ev.key === 'Escape') { search.value = ''; doSearch(); canvas.focus(); }
 		});
-		document.addEventListener('keydown', function (ev) {
+		function onSlash(ev) {
 			if (ev.key === '/' && document.activeElement !== search) { ev.preventDefault(); search.focus(); }
-		});
-		global.addEventListener('resize', function () { view.draw(); });
+		}
+		function onResize() { view.draw(); }
+		document.addEventListener('keydown', onSlash);
+		global.addEventListener('resize', onResize);
+		var destroyCanvas = view.destroy;
+		view.destroy = function () {	/* for a UI that mounts again: leave nothing behind */
+			destroyCanvas();
+			document.removeEventListener('keydown', onSlash);
+			global.removeEventListener('resize', onResize);
+			container.removeChild(root);
+		};
 		view.searchInput = search;
 		return view;
 	}
