@@ -1,0 +1,338 @@
+/* The CPython runtime reader (see runtime.h): reads the Python stack of a sampled thread
+ * out of the process with process_vm_readv, at the moment of the sample, without
+ * stopping it. python_attach.c finds the interpreter, python_thread.c the thread state;
+ * this file walks the frames and keeps the code objects it has seen, to name them.
+ *
+ * Frames are walked from the newest to the oldest: at most MAX_FRAMES, one read per
+ * frame, then one batched read checking every code object against the cache. A read
+ * that fails (the process exits, execs or moves on while we read) cuts the stack there:
+ * the frames read so far are kept, the outermost of them marked RT_FRAME_TRUNCATED. */
+#include "runtimes/runtime.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "runtimes/python_code.h"
+#include "runtimes/python_proc.h"
+#include "util/strbuf.h"
+
+#define MAX_FRAMES 128
+#define MAX_STEPS 256		/* frames visited, shims included */
+#define MAX_CODES 200000	/* code objects remembered per process */
+#define MAX_TABLE (256 * 1024)	/* longest line table read */
+#define STR_READ 640		/* bytes read of a string object */
+#define CO_READ_MAX 512
+#define MAX_ATTEMPTS 3		/* walks of a stack that changed while read */
+
+struct raw_frame {
+	uint64_t code;
+	uint64_t instr;		/* f_lasti (as a signed int) or the instruction pointer */
+	uint32_t flags;
+	uint32_t index;		/* into rp->codes, after validation */
+};
+
+static struct runtime_proc *python_attach(const struct proc_ref *p, char *skip_reason)
+{
+	struct runtime_proc *rp = xcalloc(1, sizeof(*rp));
+	rp->pid = p->pid;
+	rp->nspid = p->nspid ? p->nspid : p->pid;
+	rp->pthread_tid_off = -1;
+	if (py_attach__find(rp, p, skip_reason) < 0) {
+		free(rp);
+		return NULL;
+	}
+	rp->threads = hashmap__new();
+	rp->code_by_addr = hashmap__new();
+	return rp;
+}
+
+static void code_free(struct py_code *c)
+{
+	if (!c)
+		return;
+	free(c->func);
+	free(c->path);
+	free(c->tab);
+	free(c);
+}
+
+static void python_detach(struct runtime_proc *rp)
+{
+	if (!rp)
+		return;
+	py_thread__clear(rp);
+	hashmap__free(rp->threads);
+	hashmap__free(rp->code_by_addr);
+	for (size_t i = 0; i < rp->nr_codes; i++)
+		code_free(rp->codes[i]);
+	free(rp->codes);
+	free(rp);
+}
+
+/* Reads the string object at addr into a new C string, or NULL. */
+static char *read_string(struct runtime_proc *rp, uint64_t addr)
+{
+	uint8_t buf[STR_READ];
+	ssize_t n = py_read(rp->pid, addr, buf, sizeof(buf));
+	if (n <= 0)
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	if (py_code__string(&rp->l, buf, (size_t)n, rp->str_type, &sb) < 0) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Reads the line table (a bytes object) at addr. */
+static int read_table(struct runtime_proc *rp, uint64_t addr, struct py_code *c)
+{
+	uint8_t head[64];
+	uint64_t size;
+	size_t off;
+	int err = py_read_all(rp->pid, addr, head, rp->l.str_data);
+	if (err == 0)
+		err = py_code__bytes(&rp->l, head, rp->l.str_data, rp->bytes_type, &size, &off);
+	if (err < 0 || size > MAX_TABLE)
+		return err < 0 ? err : -E2BIG;
+	c->tab = xmalloc(size ? size : 1);
+	c->tab_len = (uint32_t)size;
+	return size ? py_read_all(rp->pid, addr + off, c->tab, size) : 0;
+}
+
+/* Builds a cache entry from the first co_read bytes of the code object at addr. */
+static struct py_code *code_load(struct runtime_proc *rp, uint64_t addr, const uint8_t *co)
+{
+	const struct py_layout *l = &rp->l;
+	struct py_code *c = xcalloc(1, sizeof(*c));
+	c->addr = addr;
+	c->type = py_rd64(co, 8);
+	c->name = py_rd64(co, l->co_name);
+	c->qualname = l->co_qualname != PY_NO_FIELD ? py_rd64(co, l->co_qualname) : 0;
+	c->file = py_rd64(co, l->co_filename);
+	c->lines = py_rd64(co, l->co_lines);
+	memcpy(&c->firstlineno, co + l->co_firstlineno, 4);
+	if (rp->code_type && c->type != rp->code_type)
+		goto fail;
+	c->func = read_string(rp, c->qualname ? c->qualname : c->name);
+	c->path = read_string(rp, c->file);
+	if (!c->func || !c->path || read_table(rp, c->lines, c) < 0)
+		goto fail;
+	return c;
+fail:
+	code_free(c);
+	return NULL;
+}
+
+/* Does the cached entry still describe the code object whose bytes are co? */
+static bool code_same(const struct runtime_proc *rp, const struct py_code *c, const uint8_t *co)
+{
+	const struct py_layout *l = &rp->l;
+	int32_t first;
+	memcpy(&first, co + l->co_firstlineno, 4);
+	return c->type == py_rd64(co, 8) && c->name == py_rd64(co, l->co_name) &&
+	       c->file == py_rd64(co, l->co_filename) && c->lines == py_rd64(co, l->co_lines) &&
+	       (l->co_qualname == PY_NO_FIELD || c->qualname == py_rd64(co, l->co_qualname)) &&
+	       c->firstlineno == first;
+}
+
+/* Returns the cache index of the code object at addr (bytes co), loading it when new or
+ * when the address now holds another code object. Returns -1 when it is not one. */
+static int64_t code_index(struct runtime_proc *rp, uint64_t addr, const uint8_t *co)
+{
+	void **slot = hashmap__find(rp->code_by_addr, &addr, sizeof(addr));
+	if (slot) {
+		size_t i = (size_t)(uintptr_t)*slot - 1;
+		if (code_same(rp, rp->codes[i], co))
+			return (int64_t)i;
+	}
+	if (rp->nr_codes >= MAX_CODES)
+		return -1;
+	struct py_code *c = code_load(rp, addr, co);
+	if (!c)
+		return -1;
+	if (rp->nr_codes == rp->alloc_codes) {
+		rp->alloc_codes = rp->alloc_codes ? rp->alloc_codes * 2 : 256;
+		rp->codes = xrealloc(rp->codes, rp->alloc_codes * sizeof(*rp->codes));
+	}
+	rp->codes[rp->nr_codes++] = c;
+	bool created;
+	slot = hashmap__insert(rp->code_by_addr, &addr, sizeof(addr), &created);
+	*slot = (void *)(uintptr_t)rp->nr_codes;
+	return (int64_t)rp->nr_codes - 1;
+}
+
+/* The newest frame of the thread whose state is ts, or 0 when it runs no Python. */
+static uint64_t current_frame(struct runtime_proc *rp, const uint8_t *ts)
+{
+	const struct py_layout *l = &rp->l;
+	uint64_t f = py_rd64(ts, l->ts_frame);
+	if (l->cframe_current == PY_NO_FIELD || !f)
+		return f;
+	uint8_t cf[16];
+	if (py_read_all(rp->pid, f, cf, sizeof(cf)) < 0)
+		return 0;
+	return py_rd64(cf, l->cframe_current);
+}
+
+/* Walks the frame chain from f, newest first, into raw[0..max). Returns the number
+ * read; *truncated is set when the chain goes on beyond what was read; *first_back
+ * receives the caller of f. */
+static int walk(struct runtime_proc *rp, uint64_t f, struct raw_frame *raw, int max, bool *truncated,
+		uint64_t *first_back)
+{
+	const struct py_layout *l = &rp->l;
+	uint8_t fr[256];
+	int n = 0;
+	for (int steps = 0; f; steps++) {
+		if (n == max || steps == MAX_STEPS || py_read_all(rp->pid, f, fr, l->fr_read) < 0) {
+			*truncated = true;
+			break;
+		}
+		uint64_t back = py_rd64(fr, l->fr_back);
+		if (steps == 0)
+			*first_back = back;
+		if (l->frame_kind == PY_FRAME_312 && fr[l->fr_owner] == PY_OWNED_BY_CSTACK) {
+			if (n > 0)
+				raw[n - 1].flags |= RT_FRAME_ENTRY;
+			f = back;
+			continue;
+		}
+		struct raw_frame *r = &raw[n++];
+		r->code = py_rd64(fr, l->fr_code);
+		r->flags = 0;
+		if (l->frame_kind == PY_FRAME_OBJECT) {
+			int32_t lasti;
+			memcpy(&lasti, fr + l->fr_instr, 4);
+			r->instr = (uint64_t)(int64_t)lasti;
+			r->flags = RT_FRAME_ENTRY;
+		} else {
+			r->instr = py_rd64(fr, l->fr_instr);
+			if (l->frame_kind == PY_FRAME_311 && fr[l->fr_is_entry])
+				r->flags = RT_FRAME_ENTRY;
+		}
+		f = back;
+	}
+	if (n > 0 && !f)
+		raw[n - 1].flags |= RT_FRAME_ENTRY;	/* the outermost frame of the thread */
+	return n;
+}
+
+/* Checks the code object of every frame against the cache, in one batched read.
+ * Returns how many frames (from the newest) have a valid code object. */
+static int validate(struct runtime_proc *rp, struct raw_frame *raw, int n)
+{
+	size_t co_read = rp->l.co_read;
+	static uint8_t buf[MAX_FRAMES][CO_READ_MAX];
+	struct iovec local[MAX_FRAMES], remote[MAX_FRAMES];
+	if (co_read > CO_READ_MAX)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		local[i] = (struct iovec){ buf[i], co_read };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)raw[i].code, co_read };
+	}
+	ssize_t got = process_vm_readv(rp->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+	int ok = got < 0 ? 0 : (int)((size_t)got / co_read);
+	for (int i = 0; i < n; i++) {
+		/* a failed iovec stops the batch: read the others one by one */
+		if (i >= ok && py_read_all(rp->pid, raw[i].code, buf[i], co_read) < 0)
+			return i;
+		int64_t idx = code_index(rp, raw[i].code, buf[i]);
+		if (idx < 0)
+			return i;
+		raw[i].index = (uint32_t)idx;
+	}
+	return n;
+}
+
+/* The byte offset of the frame's instruction in its code object, -1 before the first. */
+static int64_t instr_offset(const struct runtime_proc *rp, const struct raw_frame *r)
+{
+	const struct py_layout *l = &rp->l;
+	if (l->lasti_units)
+		return (int64_t)r->instr < 0 ? -1 : (int64_t)r->instr * l->lasti_units;
+	uint64_t start = r->code + l->co_code;
+	if (r->instr < start)
+		return -1;
+	return r->instr - start > (1u << 28) ? -2 : (int64_t)(r->instr - start);
+}
+
+/* Is frame f, whose code and caller were code and back, still the thread's newest
+ * frame? A stack read while the thread ran on is kept only when it is. */
+static bool still_current(struct runtime_proc *rp, pid_t tid, uint64_t f, uint64_t code, uint64_t back)
+{
+	uint8_t ts[512], fr[256];
+	if (py_thread__state(rp, tid, ts) < 0 || current_frame(rp, ts) != f)
+		return false;
+	if (!f)
+		return true;
+	const struct py_layout *l = &rp->l;
+	return py_read_all(rp->pid, f, fr, l->fr_read) == 0 && py_rd64(fr, l->fr_code) == code &&
+	       py_rd64(fr, l->fr_back) == back;
+}
+
+static int python_sample(struct runtime_proc *rp, pid_t tid, struct rt_frame *frames, int max)
+{
+	uint8_t ts[512];
+	struct raw_frame raw[MAX_FRAMES];
+	bool truncated = false, consistent = false;
+	int n = 0;
+	if (!rp || max <= 0)
+		return 0;
+	for (int attempt = 0; attempt < MAX_ATTEMPTS && !consistent; attempt++) {
+		int err = py_thread__state(rp, tid, ts);
+		if (err < 0)
+			return err == -ESRCH ? 0 : err;
+		uint64_t f = current_frame(rp, ts), first_back = 0;
+		truncated = false;
+		n = walk(rp, f, raw, max < MAX_FRAMES ? max : MAX_FRAMES, &truncated, &first_back);
+		consistent = still_current(rp, tid, f, n ? raw[0].code : 0, first_back);
+	}
+	if (!consistent)
+		return -EAGAIN;
+	int valid = validate(rp, raw, n);
+	if (valid < n) {
+		n = valid;
+		truncated = true;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct raw_frame *r = &raw[n - 1 - i];
+		const struct py_code *c = rp->codes[r->index];
+		int64_t off = instr_offset(rp, r);
+		int line = off < -1 ? -1 : py_code__line(rp->l.line_kind, c->tab, c->tab_len, c->firstlineno, off);
+		frames[i].id = r->index;
+		frames[i].aux = line > 0 ? (uint32_t)line : 0;
+		frames[i].flags = r->flags;
+	}
+	if (truncated && n > 0)
+		frames[0].flags |= RT_FRAME_TRUNCATED;
+	return n;
+}
+
+static void python_name(struct runtime_proc *rp, const struct rt_frame *f, struct strbuf *out)
+{
+	if (!rp || f->id >= rp->nr_codes) {
+		strbuf_addstr(out, "(unknown)_[p]");
+		return;
+	}
+	const struct py_code *c = rp->codes[f->id];
+	if (f->aux)
+		strbuf_addf(out, "%s (%s:%u)_[p]", c->func, c->path, f->aux);
+	else
+		strbuf_addf(out, "%s (%s)_[p]", c->func, c->path);
+}
+
+static const char *const python_interp_symbols[] = {
+	"_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx", NULL,
+};
+
+const struct runtime_ops python_runtime = {
+	.name = "python",
+	.interp_symbols = python_interp_symbols,
+	.attach = python_attach,
+	.sample = python_sample,
+	.frame_name = python_name,
+	.detach = python_detach,
+};

@@ -1,0 +1,72 @@
+/* The Python reader's state for one process, shared by its parts: python_attach.c finds
+ * the interpreter, python_thread.c maps threads to thread states, python.c reads and
+ * names the frames. Internal to src/runtimes/python*.c. */
+#ifndef KILN_RUNTIMES_PYTHON_PROC_H
+#define KILN_RUNTIMES_PYTHON_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runtimes/python_layout.h"
+#include "runtimes/runtime.h"
+#include "util/hashmap.h"
+
+/* A code object as first seen: the fields that identify it (an address may be reused by
+ * another code object later) and what naming it needs. */
+struct py_code {
+	uint64_t addr;
+	uint64_t type, name, qualname, file, lines;	/* fingerprint: ob_type and pointers */
+	int32_t firstlineno;
+	char *func;		/* qualname (3.11+) or name, UTF-8 */
+	char *path;		/* co_filename */
+	uint8_t *tab;		/* line table bytes (NULL when unreadable) */
+	uint32_t tab_len;
+};
+
+struct py_thread {
+	uint64_t tstate;
+	uint64_t ident;		/* native_thread_id (3.11+) or pthread_t */
+};
+
+struct runtime_proc {
+	pid_t pid, nspid;
+	struct py_layout l;
+	char version[16];		/* "3.11" */
+	uint64_t interp_head;		/* address of the pointer to the first interpreter */
+	uint64_t code_type, str_type, bytes_type;	/* ob_type values, 0 when unknown */
+	int pthread_tid_off;		/* tid in glibc/musl struct pthread (<= 3.10), -1 unknown */
+	struct hashmap *threads;	/* host tid -> struct py_thread * */
+	uint64_t last_scan_ns;
+	struct hashmap *code_by_addr;	/* code address -> index + 1 (as a pointer value) */
+	struct py_code **codes;		/* rt_frame.id is an index in this array */
+	size_t nr_codes, alloc_codes;
+};
+
+/* Copies len bytes at addr of process pid. Returns the number of bytes copied (short
+ * when the range crosses an unmapped page), or a negative errno. */
+ssize_t py_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* The same, succeeding only when all len bytes were copied: 0 or a negative errno. */
+int py_read_all(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* Finds the interpreter in process p and fills rp's layout and addresses (attach).
+ * Returns 0; -ENOENT when p runs no CPython; another negative errno with a reason
+ * written into skip_reason (size 128) when it runs one that cannot be profiled. */
+int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason);
+
+/* Returns the thread state of host thread tid, rescanning the interpreter's threads
+ * (at most every few milliseconds) when tid is unknown or its cached state no longer
+ * belongs to it. ts receives the first l.ts_read bytes of the thread state (a buffer
+ * of at least 512 bytes). Returns 0, -ESRCH when tid runs no Python, or a negative errno. */
+int py_thread__state(struct runtime_proc *rp, pid_t tid, uint8_t *ts);
+/* Frees the thread cache. */
+void py_thread__clear(struct runtime_proc *rp);
+
+static inline uint64_t py_rd64(const uint8_t *p, size_t off)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+#endif
