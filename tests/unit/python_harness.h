@@ -18,7 +18,7 @@
 #define MAX_PYTHONS 32
 
 /* Fills paths[] with the installed interpreters; returns how many. */
-static int find_pythons(char paths[][512], int max)
+static inline int find_pythons(char paths[][512], int max)
 {
 	int n = 0;
 	if (access("/usr/bin/python3", X_OK) == 0)
@@ -40,7 +40,7 @@ static int find_pythons(char paths[][512], int max)
 }
 
 /* The path of a workload, from the directory the tests run in (the repository root). */
-static void workload_path(const char *name, char *out, size_t size)
+static inline void workload_path(const char *name, char *out, size_t size)
 {
 	char cwd[400];
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -49,7 +49,7 @@ static void workload_path(const char *name, char *out, size_t size)
 }
 
 /* Starts `python script arg` and waits for its "ready" line. Returns the pid, or -1. */
-static pid_t start_python(const char *python, const char *script, const char *arg)
+static inline pid_t start_python(const char *python, const char *script, const char *arg)
 {
 	int fds[2];
 	if (pipe(fds) < 0)
@@ -76,14 +76,14 @@ static pid_t start_python(const char *python, const char *script, const char *ar
 	return pid;
 }
 
-static void stop_python(pid_t pid)
+static inline void stop_python(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
 
 /* The line of the "# LINE:<tag>" marker in file, or -1. */
-static int marker_line(const char *file, const char *tag)
+static inline int marker_line(const char *file, const char *tag)
 {
 	FILE *f = fopen(file, "r");
 	char line[512], want[128];
@@ -104,7 +104,7 @@ static int marker_line(const char *file, const char *tag)
 
 /* Random sleep of 200-1200 us between reads, so that reads do not lock onto the
  * workload's own period. */
-static void jitter_sleep(void)
+static inline void jitter_sleep(void)
 {
 	usleep(200 + (useconds_t)(rand() % 1000));
 }
