@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "runtimes/python_code.h"
 #include "runtimes/python_proc.h"
@@ -24,6 +25,8 @@
 #define MAX_TABLE (256 * 1024)	/* longest line table read */
 #define STR_READ 640		/* bytes read of a string object */
 #define CO_READ_MAX 512
+#define PENDING_TRIES 40	/* looks for a starting interpreter, ... */
+#define PENDING_NS 50000000ull	/* ... every 50 ms */
 #define MAX_ATTEMPTS 3		/* walks of a stack that changed while read */
 
 struct raw_frame {
@@ -33,13 +36,49 @@ struct raw_frame {
 	uint32_t index;		/* into rp->codes, after validation */
 };
 
+/* Is the process's executable named python* (python3.11, python2.7, ...)? */
+static bool exe_is_python(pid_t pid)
+{
+	char link[64], target[512];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = 0;
+	const char *base = strrchr(target, '/');
+	return strncmp(base ? base + 1 : target, "python", 6) == 0;
+}
+
+/* Looks again for the interpreter of a process attached while it started. Returns
+ * true once found. */
+static bool resolve_pending(struct runtime_proc *rp)
+{
+	uint64_t now = py_now_ns();
+	if (now - rp->last_try_ns < PENDING_NS)
+		return false;
+	rp->last_try_ns = now;
+	char reason[128] = "";
+	struct proc_ref p = { rp->pid, rp->nspid };
+	int err = py_attach__find(rp, &p, reason);
+	if (err == 0)
+		rp->pending = 0;
+	else if (err != -ENOENT || --rp->pending == 0)
+		rp->pending = -1;	/* none after all, or a CPython this reader cannot read */
+	return err == 0;
+}
+
 static struct runtime_proc *python_attach(const struct proc_ref *p, char *skip_reason)
 {
 	struct runtime_proc *rp = xcalloc(1, sizeof(*rp));
 	rp->pid = p->pid;
 	rp->nspid = p->nspid ? p->nspid : p->pid;
 	rp->pthread_tid_off = -1;
-	if (py_attach__find(rp, p, skip_reason) < 0) {
+	int err = py_attach__find(rp, p, skip_reason);
+	if (err == -ENOENT && exe_is_python(p->pid)) {
+		/* sampled before the loader mapped libpython: look again at sample time */
+		rp->pending = PENDING_TRIES;
+		rp->last_try_ns = py_now_ns();
+	} else if (err < 0) {
 		free(rp);
 		return NULL;
 	}
@@ -280,6 +319,8 @@ static int python_sample(struct runtime_proc *rp, pid_t tid, struct rt_frame *fr
 	bool truncated = false, consistent = false;
 	int n = 0;
 	if (!rp || max <= 0)
+		return 0;
+	if (rp->pending && (rp->pending < 0 || !resolve_pending(rp)))
 		return 0;
 	for (int attempt = 0; attempt < MAX_ATTEMPTS && !consistent; attempt++) {
 		int err = py_thread__state(rp, tid, ts);

@@ -31,6 +31,9 @@ struct py_thread {
 
 struct runtime_proc {
 	pid_t pid, nspid;
+	int pending;			/* a python* executable whose interpreter is not mapped
+					 * yet (sampled while starting): tries left to find it */
+	uint64_t last_try_ns;
 	struct py_layout l;
 	char version[16];		/* "3.11" */
 	uint64_t interp_head;		/* address of the pointer to the first interpreter */
@@ -59,6 +62,8 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
  * belongs to it. ts receives the first l.ts_read bytes of the thread state (a buffer
  * of at least 512 bytes). Returns 0, -ESRCH when tid runs no Python, or a negative errno. */
 int py_thread__state(struct runtime_proc *rp, pid_t tid, uint8_t *ts);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t py_now_ns(void);
 /* Frees the thread cache. */
 void py_thread__clear(struct runtime_proc *rp);
 

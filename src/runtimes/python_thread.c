@@ -25,7 +25,7 @@ struct tid_pair {
 	pid_t host, ns;
 };
 
-static uint64_t now_ns(void)
+uint64_t py_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -193,7 +193,7 @@ int py_thread__state(struct runtime_proc *rp, pid_t tid, uint8_t *ts)
 	int err = cached(rp, tid, ts);
 	if (err == 0)
 		return 0;
-	uint64_t now = now_ns();
+	uint64_t now = py_now_ns();
 	if (rp->last_scan_ns && now - rp->last_scan_ns < RESCAN_NS)
 		return -ESRCH;
 	rp->last_scan_ns = now;

@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
 #include <errno.h>
 
 #include "python_harness.h"
@@ -170,6 +172,41 @@ static void test_exit_and_exec_mid_read(void **state)
 	waitpid(pid, NULL, 0);
 }
 
+/* A process attached at exec, before the loader mapped libpython, is read once it has. */
+static void test_attached_while_starting(void **state)
+{
+	char pythons[MAX_PYTHONS][512], script[512];
+	int np = find_pythons(pythons, MAX_PYTHONS);
+	workload_path("python_ratio.py", script, sizeof(script));
+	for (int v = 0; v < np; v++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+			int null = open("/dev/null", O_WRONLY);
+			dup2(null, 1);
+			execl(pythons[v], pythons[v], script, "5", (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		assert_int_equal(waitpid(pid, &status, 0), pid);	/* stopped at exec */
+		char reason[128] = "";
+		struct proc_ref p = { pid, pid };
+		struct runtime_proc *rp = python_runtime.attach(&p, reason);
+		assert_non_null(rp);
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		struct rt_frame fr[64];
+		int found = 0;
+		for (int i = 0; i < 3000 && !found; i++) {
+			found = python_runtime.sample(rp, pid, fr, 64) > 0;
+			usleep(1000);
+		}
+		printf("%-40s attached at exec: %s\n", pythons[v], found ? "ok" : "FAIL");
+		python_runtime.detach(rp);
+		stop_python(pid);
+		assert_true(found);
+	}
+}
+
 static void test_not_python(void **state)
 {
 	pid_t pid = fork();
@@ -299,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_debug_offsets_checked),
 		cmocka_unit_test(test_not_python),
+		cmocka_unit_test(test_attached_while_starting),
 		cmocka_unit_test(test_threads_have_own_stacks),
 		cmocka_unit_test(test_exit_and_exec_mid_read),
 	};
