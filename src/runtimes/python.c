@@ -3,10 +3,10 @@
  * stopping it. python_attach.c finds the interpreter, python_thread.c the thread state;
  * this file walks the frames and keeps the code objects it has seen, to name them.
  *
- * Frames are walked from the newest to the oldest: at most MAX_FRAMES, one read per
- * frame, then one batched read checking every code object against the cache. A read
- * that fails (the process exits, execs or moves on while we read) cuts the stack there:
- * the frames read so far are kept, the outermost of them marked RT_FRAME_TRUNCATED. */
+ * python_walk.c reads the frames, newest first, at most PY_MAX_FRAMES. A read that
+ * fails (the process exits, execs or moves on while we read) cuts the stack there: the
+ * frames read so far are kept, the outermost of them marked RT_FRAME_TRUNCATED; a stack
+ * that changed while it was read is read again, at most MAX_ATTEMPTS times. */
 #include "runtimes/runtime.h"
 
 #include <errno.h>
@@ -19,22 +19,12 @@
 #include "runtimes/python_proc.h"
 #include "util/strbuf.h"
 
-#define MAX_FRAMES 128
-#define MAX_STEPS 256		/* frames visited, shims included */
 #define MAX_CODES 200000	/* code objects remembered per process */
 #define MAX_TABLE (256 * 1024)	/* longest line table read */
 #define STR_READ 640		/* bytes read of a string object */
-#define CO_READ_MAX 512
 #define PENDING_TRIES 40	/* looks for a starting interpreter, ... */
 #define PENDING_NS 50000000ull	/* ... every 50 ms */
 #define MAX_ATTEMPTS 3		/* walks of a stack that changed while read */
-
-struct raw_frame {
-	uint64_t code;
-	uint64_t instr;		/* f_lasti (as a signed int) or the instruction pointer */
-	uint32_t flags;
-	uint32_t index;		/* into rp->codes, after validation */
-};
 
 /* Is the process's executable named python* (python3.11, python2.7, ...)? */
 static bool exe_is_python(pid_t pid)
@@ -177,9 +167,7 @@ static bool code_same(const struct runtime_proc *rp, const struct py_code *c, co
 	       c->firstlineno == first;
 }
 
-/* Returns the cache index of the code object at addr (bytes co), loading it when new or
- * when the address now holds another code object. Returns -1 when it is not one. */
-static int64_t code_index(struct runtime_proc *rp, uint64_t addr, const uint8_t *co)
+int64_t py_code_index(struct runtime_proc *rp, uint64_t addr, const uint8_t *co)
 {
 	void **slot = hashmap__find(rp->code_by_addr, &addr, sizeof(addr));
 	if (slot) {
@@ -203,91 +191,8 @@ static int64_t code_index(struct runtime_proc *rp, uint64_t addr, const uint8_t 
 	return (int64_t)rp->nr_codes - 1;
 }
 
-/* The newest frame of the thread whose state is ts, or 0 when it runs no Python. */
-static uint64_t current_frame(struct runtime_proc *rp, const uint8_t *ts)
-{
-	const struct py_layout *l = &rp->l;
-	uint64_t f = py_rd64(ts, l->ts_frame);
-	if (l->cframe_current == PY_NO_FIELD || !f)
-		return f;
-	uint8_t cf[16];
-	if (py_read_all(rp->pid, f, cf, sizeof(cf)) < 0)
-		return 0;
-	return py_rd64(cf, l->cframe_current);
-}
-
-/* Walks the frame chain from f, newest first, into raw[0..max). Returns the number
- * read; *truncated is set when the chain goes on beyond what was read; *first_back
- * receives the caller of f. */
-static int walk(struct runtime_proc *rp, uint64_t f, struct raw_frame *raw, int max, bool *truncated,
-		uint64_t *first_back)
-{
-	const struct py_layout *l = &rp->l;
-	uint8_t fr[256];
-	int n = 0;
-	for (int steps = 0; f; steps++) {
-		if (n == max || steps == MAX_STEPS || py_read_all(rp->pid, f, fr, l->fr_read) < 0) {
-			*truncated = true;
-			break;
-		}
-		uint64_t back = py_rd64(fr, l->fr_back);
-		if (steps == 0)
-			*first_back = back;
-		if (l->frame_kind == PY_FRAME_312 && fr[l->fr_owner] == PY_OWNED_BY_CSTACK) {
-			if (n > 0)
-				raw[n - 1].flags |= RT_FRAME_ENTRY;
-			f = back;
-			continue;
-		}
-		struct raw_frame *r = &raw[n++];
-		r->code = py_rd64(fr, l->fr_code);
-		r->flags = 0;
-		if (l->frame_kind == PY_FRAME_OBJECT) {
-			int32_t lasti;
-			memcpy(&lasti, fr + l->fr_instr, 4);
-			r->instr = (uint64_t)(int64_t)lasti;
-			r->flags = RT_FRAME_ENTRY;
-		} else {
-			r->instr = py_rd64(fr, l->fr_instr);
-			if (l->frame_kind == PY_FRAME_311 && fr[l->fr_is_entry])
-				r->flags = RT_FRAME_ENTRY;
-		}
-		f = back;
-	}
-	if (n > 0 && !f)
-		raw[n - 1].flags |= RT_FRAME_ENTRY;	/* the outermost frame of the thread */
-	return n;
-}
-
-/* Checks the code object of every frame against the cache, in one batched read.
- * Returns how many frames (from the newest) have a valid code object. */
-static int validate(struct runtime_proc *rp, struct raw_frame *raw, int n)
-{
-	size_t co_read = rp->l.co_read;
-	static uint8_t buf[MAX_FRAMES][CO_READ_MAX];
-	struct iovec local[MAX_FRAMES], remote[MAX_FRAMES];
-	if (co_read > CO_READ_MAX)
-		return 0;
-	for (int i = 0; i < n; i++) {
-		local[i] = (struct iovec){ buf[i], co_read };
-		remote[i] = (struct iovec){ (void *)(uintptr_t)raw[i].code, co_read };
-	}
-	ssize_t got = process_vm_readv(rp->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
-	int ok = got < 0 ? 0 : (int)((size_t)got / co_read);
-	for (int i = 0; i < n; i++) {
-		/* a failed iovec stops the batch: read the others one by one */
-		if (i >= ok && py_read_all(rp->pid, raw[i].code, buf[i], co_read) < 0)
-			return i;
-		int64_t idx = code_index(rp, raw[i].code, buf[i]);
-		if (idx < 0)
-			return i;
-		raw[i].index = (uint32_t)idx;
-	}
-	return n;
-}
-
 /* The byte offset of the frame's instruction in its code object, -1 before the first. */
-static int64_t instr_offset(const struct runtime_proc *rp, const struct raw_frame *r)
+static int64_t instr_offset(const struct runtime_proc *rp, const struct py_raw_frame *r)
 {
 	const struct py_layout *l = &rp->l;
 	if (l->lasti_units)
@@ -298,48 +203,30 @@ static int64_t instr_offset(const struct runtime_proc *rp, const struct raw_fram
 	return r->instr - start > (1u << 28) ? -2 : (int64_t)(r->instr - start);
 }
 
-/* Is frame f, whose code and caller were code and back, still the thread's newest
- * frame? A stack read while the thread ran on is kept only when it is. */
-static bool still_current(struct runtime_proc *rp, pid_t tid, uint64_t f, uint64_t code, uint64_t back)
-{
-	uint8_t ts[512], fr[256];
-	if (py_thread__state(rp, tid, ts) < 0 || current_frame(rp, ts) != f)
-		return false;
-	if (!f)
-		return true;
-	const struct py_layout *l = &rp->l;
-	return py_read_all(rp->pid, f, fr, l->fr_read) == 0 && py_rd64(fr, l->fr_code) == code &&
-	       py_rd64(fr, l->fr_back) == back;
-}
-
 static int python_sample(struct runtime_proc *rp, pid_t tid, struct rt_frame *frames, int max)
 {
 	uint8_t ts[512];
-	struct raw_frame raw[MAX_FRAMES];
-	bool truncated = false, consistent = false;
-	int n = 0;
+	struct py_raw_frame raw[PY_MAX_FRAMES];
+	struct py_thread *pt;
+	bool truncated = false;
+	int n = -EAGAIN;
 	if (!rp || max <= 0)
 		return 0;
 	if (rp->pending && (rp->pending < 0 || !resolve_pending(rp)))
 		return 0;
-	for (int attempt = 0; attempt < MAX_ATTEMPTS && !consistent; attempt++) {
-		int err = py_thread__state(rp, tid, ts);
+	pt = py_thread__find(rp, tid);
+	if (pt)
+		n = py_walk__fast(rp, pt, raw, max, &truncated);
+	for (int attempt = 0; attempt < MAX_ATTEMPTS && n == -EAGAIN; attempt++) {
+		int err = py_thread__state(rp, tid, ts, &pt);
 		if (err < 0)
 			return err == -ESRCH ? 0 : err;
-		uint64_t f = current_frame(rp, ts), first_back = 0;
-		truncated = false;
-		n = walk(rp, f, raw, max < MAX_FRAMES ? max : MAX_FRAMES, &truncated, &first_back);
-		consistent = still_current(rp, tid, f, n ? raw[0].code : 0, first_back);
+		n = py_walk__stack(rp, pt, ts, raw, max, &truncated);
 	}
-	if (!consistent)
-		return -EAGAIN;
-	int valid = validate(rp, raw, n);
-	if (valid < n) {
-		n = valid;
-		truncated = true;
-	}
+	if (n < 0)
+		return n;
 	for (int i = 0; i < n; i++) {
-		const struct raw_frame *r = &raw[n - 1 - i];
+		const struct py_raw_frame *r = &raw[n - 1 - i];
 		const struct py_code *c = rp->codes[r->index];
 		int64_t off = instr_offset(rp, r);
 		int line = off < -1 ? -1 : py_code__line(rp->l.line_kind, c->tab, c->tab_len, c->firstlineno, off);

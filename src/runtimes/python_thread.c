@@ -153,6 +153,8 @@ static int rescan(struct runtime_proc *rp)
 		bool created;
 		void **slot = hashmap__insert(rp->threads, &host, sizeof(host), &created);
 		struct py_thread *pt = created ? xcalloc(1, sizeof(*pt)) : *slot;
+		if (pt->tstate != states[i])
+			pt->nr_chain = 0;
 		pt->tstate = states[i];
 		pt->ident = idents[i];
 		*slot = pt;
@@ -174,13 +176,20 @@ void py_thread__clear(struct runtime_proc *rp)
 	hashmap__clear(rp->threads);
 }
 
+struct py_thread *py_thread__find(struct runtime_proc *rp, pid_t tid)
+{
+	void **slot = hashmap__find(rp->threads, &tid, sizeof(tid));
+	return slot ? *slot : NULL;
+}
+
 /* Reads the cached thread state of tid and checks it still belongs to tid. */
-static int cached(struct runtime_proc *rp, pid_t tid, uint8_t *ts)
+static int cached(struct runtime_proc *rp, pid_t tid, uint8_t *ts, struct py_thread **out)
 {
 	void **slot = hashmap__find(rp->threads, &tid, sizeof(tid));
 	if (!slot)
 		return -ESRCH;
-	const struct py_thread *pt = *slot;
+	struct py_thread *pt = *slot;
+	*out = pt;
 	const struct py_layout *l = &rp->l;
 	if (py_read_all(rp->pid, pt->tstate, ts, l->ts_read) < 0)
 		return -ESTALE;
@@ -188,9 +197,9 @@ static int cached(struct runtime_proc *rp, pid_t tid, uint8_t *ts)
 	return ident == pt->ident ? 0 : -ESTALE;
 }
 
-int py_thread__state(struct runtime_proc *rp, pid_t tid, uint8_t *ts)
+int py_thread__state(struct runtime_proc *rp, pid_t tid, uint8_t *ts, struct py_thread **pt)
 {
-	int err = cached(rp, tid, ts);
+	int err = cached(rp, tid, ts, pt);
 	if (err == 0)
 		return 0;
 	uint64_t now = py_now_ns();
@@ -200,5 +209,5 @@ int py_thread__state(struct runtime_proc *rp, pid_t tid, uint8_t *ts)
 	err = rescan(rp);
 	if (err < 0)
 		return err;
-	return cached(rp, tid, ts) == 0 ? 0 : -ESRCH;
+	return cached(rp, tid, ts, pt) == 0 ? 0 : -ESRCH;
 }
