@@ -431,6 +431,7 @@ static void fill_header(struct session *s, struct profile *p, json_t *containers
 	json_object_set_new(h, "idle_samples", json_integer((json_int_t)s->idle));
 	json_object_set_new(h, "filtered_samples", json_integer((json_int_t)s->filtered));
 	json_object_set_new(h, "unique_stacks", json_integer((json_int_t)stacks__unique(s->stacks)));
+	json_object_set_new(h, "unwind_errors", json_integer((json_int_t)s->unwind_errors));
 	json_object_set_new(h, "processes", json_integer((json_int_t)proctab__count(s->procs)));
 	json_object_set_new(h, "agent_cpu_seconds", json_real(cpu));
 	json_object_set_new(h, "agent_peak_rss_kb", json_integer(ru.ru_maxrss));
