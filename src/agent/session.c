@@ -205,7 +205,8 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 			symbolizer__pin(s->sym, &p->ref, m);
 		s->umaps[i] = m;
 	}
-	if (!p->rt_checked)
+	/* Kernel threads (no mappings) run no runtime: not worth a look. */
+	if (!p->rt_checked && proctab__nr_mappings(p->mm))
 		attach_runtime(s, p);
 	if (p->rt) {
 		int n = p->rt_ops->sample(p->rt, smp->tid, s->rt, MAX_RT);
