@@ -20,7 +20,7 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 
-#define READER_POLL_MS 100	/* the reader thread drains at least this often */
+#define READER_POLL_MS 100	/* by default the reader drains at least this often */
 #define KICK_TOKEN UINT32_MAX	/* epoll data of the kick eventfd */
 
 struct ring {
@@ -48,6 +48,7 @@ struct sampler {
 	int notify_fd;		/* reader -> consumer: records queued */
 	uint64_t drain_req, drain_done;
 	int stop;
+	int latency_ms;		/* the reader's timer */
 	uint64_t queue_full, reader_bad, wakeups;
 };
 
@@ -136,6 +137,7 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 
 	s->cfg = *cfg;
 	s->epfd = s->kick_fd = s->notify_fd = -1;
+	s->latency_ms = READER_POLL_MS;
 	if (!s->cfg.ring_pages)
 		s->cfg.ring_pages = default_ring_pages(cfg);
 	if (s->cfg.ring_pages & (s->cfg.ring_pages - 1)) {
@@ -332,7 +334,7 @@ static int move_ring(struct sampler *s, struct ring *r)
 	return n;
 }
 
-/* The reader thread: woken by a ring's watermark, by a kick, or every READER_POLL_MS. */
+/* The reader thread: woken by a ring's watermark, by a kick, or by its timer. */
 static void *reader_main(void *arg)
 {
 	struct sampler *s = arg;
@@ -341,7 +343,8 @@ static void *reader_main(void *arg)
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t req, v, one = 1;
-		int moved = 0, n = epoll_wait(s->epfd, evs, 16, READER_POLL_MS);
+		int moved = 0, n = epoll_wait(s->epfd, evs, 16,
+					      __atomic_load_n(&s->latency_ms, __ATOMIC_RELAXED));
 
 		if (n > 0)
 			__atomic_fetch_add(&s->wakeups, 1, __ATOMIC_RELAXED);
@@ -465,6 +468,11 @@ struct sampler_stats sampler__stats(const struct sampler *s)
 	st.queue_full = __atomic_load_n(&s->queue_full, __ATOMIC_RELAXED);
 	st.wakeups = __atomic_load_n(&s->wakeups, __ATOMIC_RELAXED);
 	return st;
+}
+
+void sampler__set_latency(struct sampler *s, int ms)
+{
+	__atomic_store_n(&s->latency_ms, ms > 0 ? ms : READER_POLL_MS, __ATOMIC_RELAXED);
 }
 
 unsigned sampler__nr_cpus(const struct sampler *s)

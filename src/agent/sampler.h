@@ -1,7 +1,7 @@
 /* The sampler: one perf_event per online CPU (software cpu-clock at a frequency) whose
  * mmap ring buffers carry the samples and the sideband records (COMM, MMAP2, FORK, EXIT)
  * that keep the process table right. One reader thread waits on all rings through one
- * epoll set (the kernel wakes it by watermark, not per sample, or every 100 ms) and moves
+ * epoll set (the kernel wakes it by watermark, not per sample, or a timer) and moves
  * their records into a queue in memory, so that the kernel's rings stay drained while the
  * consumer unwinds, symbolizes or is descheduled.
  *
@@ -82,6 +82,10 @@ int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handle
 /* Has the reader move everything the kernel's rings hold now, and decodes it all (waits
  * 2 s at most). Returns the number of records decoded, or a negative errno. */
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h);
+
+/* Sets how often (ms; <= 0: the default, 100) the reader drains the rings when no
+ * watermark woke it: the most a sample waits before the consumer can see it. */
+void sampler__set_latency(struct sampler *s, int ms);
 
 /* Counters since sampler__open. */
 struct sampler_stats sampler__stats(const struct sampler *s);

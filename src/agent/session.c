@@ -21,9 +21,9 @@
 #define MAX_USER 256
 #define MAX_RT 256
 #define POLL_MS 250
-/* With a runtime reader attached, samples are read sooner, so that the reader sees the
- * thread close to the moment of its sample. */
-#define POLL_MS_RUNTIME 20
+/* With a runtime reader attached, samples reach the consumer within this many ms, so that
+ * the reader sees the thread close to the moment of its sample. */
+#define RUNTIME_LATENCY_MS 20
 
 struct retired_rt {
 	const struct runtime_ops *ops;
@@ -371,10 +371,11 @@ int session__run(struct session *s, uint64_t duration_ms, volatile sig_atomic_t 
 {
 	while (!(stop && *stop)) {
 		uint64_t done = elapsed_ms(&s->start_mono);
-		uint64_t wait = s->nr_attached ? POLL_MS_RUNTIME : POLL_MS;
+		uint64_t wait = POLL_MS;
 		int ret;
 		if (done >= duration_ms)
 			break;
+		sampler__set_latency(s->sampler, s->nr_attached ? RUNTIME_LATENCY_MS : 0);
 		if (duration_ms - done < wait)
 			wait = duration_ms - done;
 		ret = sampler__poll(s->sampler, (int)wait, &s->handlers);

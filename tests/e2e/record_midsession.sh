@@ -12,6 +12,6 @@ sleep 2
 "$T/latecomer" 1 2	# runs 2 s, exits ~2 s before the session ends
 wait $kiln || fail "kiln record failed: $(cat "$T/record.log")"
 n=$(colcheck count "$COL" latecomer)
-[ "$n" -gt 50 ] || fail "only $n samples of the latecomer"
+[ "$n" -ge 10 ] || fail "only $n samples of the latecomer"
 colcheck frac "$COL" latecomer '^(alpha|beta|gamma_)$' 0.9 || fail "the latecomer is not symbolized"
 pass "$n samples"

@@ -17,8 +17,8 @@ n=$(colcheck count "$COL" wanted)
 c=$(colcheck count "$COL" child)
 o=$(colcheck count "$COL" other)
 echo "wanted $n, child $c, other $o"
-[ "$n" -gt 50 ] || fail "the selected process has $n samples"
-[ "$c" -gt 20 ] || fail "the selected process's child has $c samples"
+[ "$n" -ge 10 ] || fail "the selected process has $n samples"
+[ "$c" -ge 5 ] || fail "the selected process's child has $c samples"
 [ "$o" -eq 0 ] || fail "an unselected process has $o samples"
 awk 'NR > 1 { split($0, f, ";"); print f[3] }' "$COL" | sort -u | grep -vxE 'wanted|child|bash|sleep' &&
 	fail "other processes in the profile"
