@@ -102,6 +102,7 @@ static int cmp_last(const void *a, const void *b)
 void symtab__finish(struct symtab *t, enum symtab_dup dup, uint64_t max_unsized)
 {
 	size_t i, n = 0;
+	uint64_t cover;
 
 	if (t->finished)
 		return;
@@ -113,6 +114,18 @@ void symtab__finish(struct symtab *t, enum symtab_dup dup, uint64_t max_unsized)
 		if (n && t->syms[n - 1].addr == t->syms[i].addr)
 			continue;	/* the first of a run is the one to keep */
 		t->syms[n++] = t->syms[i];
+	}
+	t->nr = n;
+	/* An unsized entry inside a sized one (a label inside a function) would cut it
+	 * short: the sized one names those addresses. */
+	for (i = 0, n = 0, cover = 0; i < t->nr; i++) {
+		struct sym *s = &t->syms[i];
+
+		if (!s->size && s->name != SYM_BARRIER && s->addr < cover)
+			continue;
+		if (s->size && s->addr + s->size > cover)
+			cover = s->addr + s->size;
+		t->syms[n++] = *s;
 	}
 	t->nr = n;
 	for (i = 0; i < n; i++) {

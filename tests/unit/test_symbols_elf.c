@@ -18,6 +18,7 @@ static const char prog_c[] =
 	"__attribute__((noinline)) int alpha(int x) { return x * 3 + 1; }\n"
 	"__attribute__((noinline)) static int beta(int x) { return alpha(x) ^ 7; }\n"
 	"__attribute__((noinline)) int gamma_fn(int x) { volatile int v = x; return beta(v) + 2; }\n"
+	"__asm__(\".text\\n.globl asm_entry\\nasm_entry:\\n\\tnop\\n\\tret\\n\");\n"
 	"int main(int argc, char **argv) { (void)argv; printf(\"%d\\n\", gamma_fn(argc)); return 0; }\n";
 
 static const char lib_c[] =
@@ -51,11 +52,13 @@ static void test_symtab_basics(void **state)
 	symtab__add(&t, 0x3000, 0, "c", 1);		/* unsized: ends at the barrier */
 	symtab__add_barrier(&t, 0x3040);
 	symtab__add(&t, 0x1010, 0x8, "inner", 5);	/* inside a */
+	symtab__add(&t, 0x1030, 0, "label", 5);		/* unsized inside a: a keeps it */
 	symtab__finish(&t, SYMTAB_FIRST_WINS, 0);
 	assert_string_equal(symtab__find(&t, 0x1000, &start), "a");
 	assert_int_equal(start, 0x1000);
 	assert_string_equal(symtab__find(&t, 0x1012, NULL), "inner");
 	assert_string_equal(symtab__find(&t, 0x1020, NULL), "a");	/* back to the encloser */
+	assert_string_equal(symtab__find(&t, 0x1034, NULL), "a");
 	assert_null(symtab__find(&t, 0x1100, NULL));	/* gap after a sized symbol */
 	assert_string_equal(symtab__find(&t, 0x200f, NULL), "b");
 	assert_null(symtab__find(&t, 0x2010, NULL));
@@ -86,6 +89,8 @@ static void test_symtab(void **state)
 	assert_string_equal(at(&es, a + 1), "alpha");
 	assert_string_equal(at(&es, b + 2), "beta");
 	assert_string_equal(at(&es, nm_addr("prog", "main", false)), "main");
+	/* an assembly label without type or size, as in ld.so's _start */
+	assert_string_equal(at(&es, nm_addr("prog", "asm_entry", false) + 1), "asm_entry");
 	assert_int_equal(es.build_id_len, 20);
 	/* PLT stubs are named as objdump names them */
 	a = objdump_addr("prog", "printf@plt");
