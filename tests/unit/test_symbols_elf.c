@@ -255,6 +255,22 @@ static void test_cxx_demangle(void **state)
 	strbuf_reset(&out);
 	demangle__append("_ZN60_$LT$alloc..string..String$u20$as$u20$core..fmt..Display$GT$3fmt17h2b6e3e4e7b8c9d0aE", &out);
 	assert_string_equal(out.buf, "<alloc::string::String as core::fmt::Display>::fmt");
+	/* hostile nesting (as deep as a 4 KiB name allows) is refused or named, never a crash */
+	{
+		char deep[4097];
+
+		memcpy(deep, "_Z1fI", 5);
+		memset(deep + 5, 'P', sizeof(deep) - 5);
+		memcpy(deep + sizeof(deep) - 4, "iEv", 4);
+		strbuf_reset(&out);
+		demangle__append(deep, &out);
+		assert_true(out.len > 0);
+		memset(deep + 2, 'A', sizeof(deep) - 3);
+		deep[sizeof(deep) - 1] = '\0';
+		strbuf_reset(&out);
+		demangle__append(deep, &out);
+		assert_true(out.len > 0);
+	}
 	strbuf_reset(&out);
 	assert_int_equal(demangle__append("_Zgarbage", &out), 0);
 	assert_string_equal(out.buf, "_Zgarbage");
