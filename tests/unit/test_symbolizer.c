@@ -50,6 +50,11 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	char path[64];
+
+	/* the perf map test's file, also when one of its assertions failed */
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
 	tmpdir_remove();
 	return 0;
 }
