@@ -149,6 +149,11 @@ void symtab__finish(struct symtab *t, enum symtab_dup dup, uint64_t max_unsized)
 	}
 }
 
+void symtab__reopen(struct symtab *t)
+{
+	t->finished = false;
+}
+
 const char *symtab__find(const struct symtab *t, uint64_t addr, uint64_t *start)
 {
 	size_t lo = 0, hi = t->nr, i, stop;

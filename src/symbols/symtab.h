@@ -56,6 +56,10 @@ void symtab__rollback(struct symtab *t, size_t nr);
  * Afterwards the table is read-only. */
 void symtab__finish(struct symtab *t, enum symtab_dup dup, uint64_t max_unsized);
 
+/* Makes a finished table accept symtab__add() again (a perf map that grew); the next
+ * finish() sorts old and new entries together. Sizes given to unsized entries stay. */
+void symtab__reopen(struct symtab *t);
+
 /* The name of the entry covering addr, or NULL. When start is not NULL it gets the
  * entry's start address. The name lives as long as the table. */
 const char *symtab__find(const struct symtab *t, uint64_t addr, uint64_t *start);
