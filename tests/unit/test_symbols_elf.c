@@ -76,6 +76,43 @@ static void test_symtab_basics(void **state)
 	symtab_release(&t);
 }
 
+/* Differential: a table of sized entries grown in chunks (reopen, add, finish: a perf map
+ * that grows) answers every lookup as the same entries added at once do. */
+static void test_symtab_reopen_matches_one_pass(void **state)
+{
+	struct symtab once, grown;
+	uint64_t x = 12345, addr;
+	int dup, i, chunk;
+
+	for (dup = 0; dup < 2; dup++) {
+		symtab_init(&once);
+		symtab_init(&grown);
+		for (chunk = 0; chunk < 5; chunk++) {
+			symtab__reopen(&grown);
+			for (i = 0; i < 300; i++) {
+				char name[32];
+				uint64_t a, size;
+
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				a = 0x1000 + (x % 4000) * 4;	/* many shared addresses */
+				size = 4 + (x >> 24) % 40;	/* perf maps size everything */
+				snprintf(name, sizeof(name), "f%d_%d", chunk, i);
+				symtab__add(&once, a, size, name, strlen(name));
+				symtab__add(&grown, a, size, name, strlen(name));
+			}
+			symtab__finish(&grown, dup ? SYMTAB_LAST_WINS : SYMTAB_FIRST_WINS, 64);
+		}
+		symtab__finish(&once, dup ? SYMTAB_LAST_WINS : SYMTAB_FIRST_WINS, 64);
+		for (addr = 0xff0; addr < 0x1000 + 4 * 4000 + 64; addr++) {
+			const char *a = symtab__find(&once, addr, NULL), *b = symtab__find(&grown, addr, NULL);
+
+			assert_string_equal(a ? a : "-", b ? b : "-");
+		}
+		symtab_release(&once);
+		symtab_release(&grown);
+	}
+}
+
 static void test_symtab(void **state)
 {
 	struct elf_symbols es;
@@ -499,6 +536,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symtab_basics),
+		cmocka_unit_test(test_symtab_reopen_matches_one_pass),
 		cmocka_unit_test(test_symtab),
 		cmocka_unit_test(test_dynsym_only),
 		cmocka_unit_test(test_minidebuginfo),
