@@ -223,7 +223,12 @@ static void finish_rows(struct unwind_table *t, struct row_vec *rv)
 
 	if (rv->n == 0)
 		return;
-	qsort(rv->v, rv->n, sizeof(*rv->v), row_cmp);
+	/* FDEs are compiled in address order, so rows usually come sorted already */
+	for (size_t i = 1; i < rv->n; i++)
+		if (row_cmp(&rv->v[i - 1], &rv->v[i]) > 0) {
+			qsort(rv->v, rv->n, sizeof(*rv->v), row_cmp);
+			break;
+		}
 	for (size_t i = 0; i < rv->n; i++) {
 		if (i + 1 < rv->n && rv->v[i + 1].pc == rv->v[i].pc)
 			continue;
