@@ -4,5 +4,6 @@
 
 /* Each runtime reader adds its ops here (e.g. &python_runtime). */
 const struct runtime_ops *const runtime_registry[] = {
+	&python_runtime,
 	NULL,
 };
