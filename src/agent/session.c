@@ -22,8 +22,9 @@
 #define MAX_RT 256
 #define POLL_MS 250
 /* With a runtime reader attached, samples are read sooner, so that the reader sees the
- * thread close to the moment of its sample. */
-#define POLL_MS_RUNTIME 20
+ * thread close to the moment of its sample: at 20 ms, the ~20 samples of a 997 Hz burst
+ * all got the Python stack of the burst's end, and shares were off by 5-10 points. */
+#define POLL_MS_RUNTIME 1
 
 struct retired_rt {
 	const struct runtime_ops *ops;
