@@ -75,6 +75,12 @@ if command -v go > /dev/null; then
 	grep -q 'compute_\[p\]' "$T/top.txt" || fail "pprof top lacks compute: $(cat "$T/top.txt")"
 	grep -q "ngx_http_handler" "$T/top.txt" || fail "pprof top lacks nginx"
 	cat "$T/top.txt"
+	# The export pushed back as a Pyroscope SDK does: multipart with a 'profile' part.
+	curl -sf -X POST -H 'Authorization: Bearer e2e-token' -F "profile=@$T/checkout.pb.gz;filename=profile" \
+		"${URL}ingest?name=roundtrip%7Bvia%3Dmultipart%7D&from=$((now - 10))&until=$now&spyName=nodespy" ||
+		fail "multipart pprof push failed"
+	curl -sf "${URL}render?query=roundtrip.cpu&format=collapsed" | grep -qx 'python3;main_\[p\];compute_\[p\] 120' ||
+		fail "multipart pprof push not returned"
 fi
 
 # Bad uploads: each gets its error, none is stored.
