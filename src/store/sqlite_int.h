@@ -60,6 +60,7 @@ struct sqlite_store {
 	struct hashmap *series_ids;	/* service id bytes + labels key -> index + 1 */
 
 	sqlite3_stmt *ins_frame, *ins_stack, *ins_series, *upd_series, *get_row, *put_row;
+	sqlite3_stmt *upsert_service;
 };
 
 extern const int64_t level_step[NR_LEVELS];

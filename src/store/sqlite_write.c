@@ -78,15 +78,9 @@ static int get_service(struct sqlite_store *s, const struct store_put *put, int6
 		       char *err, size_t errlen)
 {
 	void **slot = hashmap__find(s->service_ids, put->service, strlen(put->service));
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = s->upsert_service;
 	int ret;
 
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO services(name, units, spy_name, sample_rate,"
-			       " last_seen) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET"
-			       " units = coalesce(?2, units), spy_name = coalesce(?3, spy_name),"
-			       " sample_rate = coalesce(?4, sample_rate),"
-			       " last_seen = max(last_seen, ?5)", -1, &st, NULL))
-		return sq__error(s, 0, "prepare service", err, errlen);
 	sqlite3_bind_text(st, 1, put->service, -1, SQLITE_STATIC);
 	if (put->units)
 		sqlite3_bind_text(st, 2, put->units, -1, SQLITE_STATIC);
@@ -96,7 +90,6 @@ static int get_service(struct sqlite_store *s, const struct store_put *put, int6
 		sqlite3_bind_int64(st, 4, put->sample_rate);
 	sqlite3_bind_int64(st, 5, put->until);
 	ret = step_done(s, st, "insert service", err, errlen);
-	sqlite3_finalize(st);
 	if (ret)
 		return ret;
 	if (!slot) {
