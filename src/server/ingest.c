@@ -183,31 +183,40 @@ out:
 	json_decref(body);
 }
 
-/* Pyroscope's "lines" format: one stack per line, each line one sample. */
-static int parse_lines(struct profile *p, const char *text, size_t len)
+/* Pyroscope's "lines" format: one stack per line (frames root first, ';'-separated, no
+ * count), each line one sample. */
+static void parse_lines(struct profile *p, const char *text, size_t len)
 {
-	struct strbuf folded = STRBUF_INIT;
 	const char *end = text + len;
-	char err[64];
-	int ret;
+	uint32_t *ids = NULL;
+	size_t alloc = 0;
 
 	for (const char *line = text; line < end;) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		const char *lend = eol ? eol : end;
+		uint32_t depth = 0;
+
 		if (lend > line && lend[-1] == '\r')
 			lend--;
-		if (lend > line && *line != '#') {
-			for (const char *c = line; c < lend; c++)
-				strbuf_addch(&folded, *c == ' ' ? '_' : *c);
-			strbuf_addstr(&folded, " 1\n");
+		for (const char *f = line; lend > line;) {
+			const char *semi = memchr(f, ';', (size_t)(lend - f));
+			const char *fend = semi ? semi : lend;
+			if (depth == alloc) {
+				alloc = alloc ? alloc * 2 : 64;
+				ids = xrealloc(ids, alloc * sizeof(*ids));
+			}
+			ids[depth++] = profile__intern(p, f, (size_t)(fend - f));
+			if (!semi)
+				break;
+			f = semi + 1;
 		}
+		if (depth)
+			profile__add(p, ids, depth, 1);
 		if (!eol)
 			break;
 		line = eol + 1;
 	}
-	ret = col__parse(p, folded.buf, folded.len, err, sizeof(err));
-	strbuf_release(&folded);
-	return ret;
+	free(ids);
 }
 
 /* pprof sample types in order of preference, with the Pyroscope name suffix of each. */
@@ -327,8 +336,8 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	} else if (!format || !strcmp(format, "folded") || !strcmp(format, "groups")) {
 		ret = col__parse(p, r->body.buf, r->body.len, err, sizeof(err));
 	} else if (!strcmp(format, "lines")) {
-		ret = parse_lines(p, r->body.buf, r->body.len);
-		snprintf(err, sizeof(err), "malformed lines");
+		parse_lines(p, r->body.buf, r->body.len);
+		ret = 0;
 	} else if (!strcmp(format, "pprof")) {
 		pprof = true;
 		ret = parse_pprof(p, r->body.buf, r->body.len, q.service, &service, err, sizeof(err));
