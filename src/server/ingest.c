@@ -51,6 +51,20 @@ static bool has_col_prefix(const struct profile *p)
 	return true;
 }
 
+/* The sampling frequency from a .col header: kiln's "frequency", gProfiler's
+ * "sampling_frequency" at the top or in "metadata". 0 when unknown. */
+static uint32_t col_frequency(json_t *meta)
+{
+	json_int_t f = json_integer_value(json_object_get(meta, "frequency"));
+
+	if (f <= 0)
+		f = json_integer_value(json_object_get(meta, "sampling_frequency"));
+	if (f <= 0)
+		f = json_integer_value(json_object_get(json_object_get(meta, "metadata"),
+						       "sampling_frequency"));
+	return f > 0 && f < 1000000 ? (uint32_t)f : 0;
+}
+
 /* Splits a .col profile into series per (container, process) and stores it. */
 static int put_col(struct request *r, struct response *resp, const char *service,
 		   const char *host, int64_t from, int64_t until, struct profile *p)
@@ -98,8 +112,7 @@ static int put_col(struct request *r, struct response *resp, const char *service
 		/* keep the process name as the root frame, as gProfiler's studio does */
 		.skip = prefix ? COL_PREFIX_FRAMES - 1 : 0,
 		.units = "samples", .spy_name = "kiln",
-		.sample_rate = (uint32_t)json_integer_value(json_object_get(profile__meta(p),
-									   "sampling_frequency")),
+		.sample_rate = col_frequency(profile__meta(p)),
 	};
 	ret = store_locked(r, resp, &put);
 	for (size_t i = 0; i < nr_series; i++)

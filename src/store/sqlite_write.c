@@ -236,7 +236,8 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 			ret = -EINVAL;
 			break;
 		}
-		for (uint32_t j = put->skip; !ret && j < st.depth; j++) {
+		for (uint32_t j = put->skip; !ret && j < st.depth && j - put->skip < STORE_MAX_DEPTH;
+		     j++) {
 			uint32_t pf = st.frames[j];
 			if (!fmap[pf])
 				ret = intern_frame(s, profile__name(p, pf), &fmap[pf], err, errlen);

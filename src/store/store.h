@@ -27,6 +27,8 @@
 #define STORE_RAW_STEP  10
 #define STORE_HOUR_STEP 3600
 #define STORE_DAY_STEP  86400
+/* Frames of a stack beyond this depth are not stored (the stack is cut there). */
+#define STORE_MAX_DEPTH 4096
 
 struct label {
 	char *name;
