@@ -29,7 +29,8 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS samples(level INTEGER NOT NULL, service INTEGER NOT NULL,"
 	" bucket INTEGER NOT NULL, series INTEGER NOT NULL, total INTEGER NOT NULL,"
 	" nrows INTEGER NOT NULL, data BLOB NOT NULL,"
-	" PRIMARY KEY(level, service, bucket, series)) WITHOUT ROWID;";
+	" PRIMARY KEY(level, service, bucket, series)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS rollups(level INTEGER PRIMARY KEY, done_until INTEGER NOT NULL);";
 
 int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_t errlen)
 {
@@ -232,7 +233,7 @@ int sq__load(struct sqlite_store *s, char *err, size_t errlen)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sq__error(s, rc, "read series", err, errlen);
-	return 0;
+	return sq__rollup_load(s, err, errlen);
 }
 
 const struct sq_service *sq__find_service(const struct sqlite_store *s, const char *name)
