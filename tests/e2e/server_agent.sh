@@ -24,8 +24,19 @@ reap $!
 "$KILN" record -d 2 -f 99 --no-flamegraph -o "$T/out" --python-mode disabled \
 	-u --server-host "$URL" --token agent-token --service-name agent-e2e > "$T/rec.log" 2>&1 ||
 	fail "record failed: $(tail -n 5 "$T/rec.log")"
-curl -sf "${URL}pyroscope/render?query=agent-e2e&from=now-10m&until=now&format=collapsed" > "$T/got.col"
-grep -q '^python3;' "$T/got.col" || fail "no python3 stacks on the server: $(head -n 5 "$T/got.col")"
+# The server holds exactly the session the agent wrote, from the process name down.
+ticks() {
+	curl -sf "${URL}pyroscope/render?query=$1&from=now-10m&until=now" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["flamebearer"]["numTicks"])'
+}
+col_samples() { cat "$@" | grep -v '^#' | awk '{ s += $NF } END { print s + 0 }'; }
+sent=$(col_samples "$T/out"/profile_*.col)
+got=$(ticks agent-e2e)
+[ "$sent" -gt 0 ] && [ "$sent" = "$got" ] || fail "server has $got samples, the agent wrote $sent"
+top=$(grep -v '^#' "$T/out"/profile_*.col | sort -t' ' -k2 -rn | head -n 1)
+want=$(echo "$top" | cut -d';' -f3-)
+curl -sf "${URL}pyroscope/render?query=agent-e2e&from=now-10m&until=now&format=collapsed" |
+	grep -qxF "$want" || fail "the agent's top stack is not on the server: $want"
 curl -sf "${URL}pyroscope/label-values?label=host&query=agent-e2e" | grep -q "$(hostname)" ||
 	fail "host label is not this machine"
 
@@ -47,9 +58,8 @@ sleep 5
 kill -INT "$rec"
 wait "$rec"
 ls "$T/spool"/*.json.gz > /dev/null 2>&1 && fail "spool not emptied: $(ls "$T/spool")"
-sent=$(cat "$T/out2"/profile_*.col | grep -v '^#' | awk '{ s += $NF } END { print s + 0 }')
-got=$(curl -sf "${URL}pyroscope/render?query=spooled&from=now-10m&until=now" |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["flamebearer"]["numTicks"])')
+sent=$(col_samples "$T/out2"/profile_*.col)
+got=$(ticks spooled)
 echo "sessions: $(ls "$T/out2"/profile_*.col | wc -l), samples written $sent, on the server $got"
 [ "$sent" -gt 0 ] && [ "$sent" = "$got" ] || fail "server has $got samples, the agent wrote $sent"
 pass
