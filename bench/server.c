@@ -10,6 +10,7 @@
  *   disk        bytes on disk (database + WAL) per stored stack sample (raw rows)
  *
  * Usage: server [DIR [HOSTS [HOURS [ROWS]]]] (defaults: a temp dir, 100 hosts, 24 h,
+ * HOSTS 0: only the queries, over a DIR a previous run filled;
  * 300 rows per upload: a host busy on a few cores at 11 Hz for 60 s). Prints one line per figure with the target beside it. */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
 	struct store_stats st;
 	uint64_t total_rows = 0;
 
-	if (!dir || hosts <= 0 || hours <= 0 || rows <= 0 || rows > POOL) {
+	if (!dir || hosts < 0 || hours <= 0 || rows <= 0 || rows > POOL) {
 		fprintf(stderr, "usage: server [DIR [HOSTS [HOURS [ROWS]]]]\n");
 		return 2;
 	}
@@ -131,6 +132,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (!hosts) {
+		store__close(s);
+		goto queries;
+	}
 	/* Ingest: one put per host per interval, as the server does per upload. */
 	double cpu = 0, wall = 0, gen = 0;
 	struct labels *series = calloc(PROCESSES, sizeof(*series));
@@ -191,6 +196,7 @@ int main(int argc, char **argv)
 	       "and day rollups)   target < 20\n", (double)st.bytes / (double)st.rows,
 	       (unsigned long long)st.bytes, (unsigned long long)st.rows);
 
+queries:
 	/* Queries through the real HTTP server. */
 	struct strbuf listen = STRBUF_INIT, path = STRBUF_INIT;
 	strbuf_addstr(&listen, "127.0.0.1:0");

@@ -220,8 +220,11 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 		errmsg(err, errlen, "failed to compute series: empty time range");
 		return -EINVAL;
 	}
+	/* Beyond 6 h read hour rows, beyond 62 days day rows: raw rows of a day of a fleet
+	 * are millions, their rollups thousands. */
+	int64_t min_step = until - from > 62 * 86400 ? 86400 : until - from > 6 * 3600 ? 3600 : 10;
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		if ((until - from) / steps[i] <= 1500) {
+		if ((until - from) / steps[i] <= 1500 && steps[i] >= min_step) {
 			step = steps[i];
 			break;
 		}
