@@ -271,7 +271,8 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 	}
 	if (!ret) {
 		int64_t raw = sq__floor_to(put->from, STORE_RAW_STEP);
-		if (raw > s->max_bucket)
+		/* A clock ahead of ours must not close hours that are still open. */
+		if (raw > s->max_bucket && raw <= (int64_t)time(NULL) + 300)
 			s->max_bucket = raw;
 		ret = sq__rollup(s, err, errlen);
 	}
