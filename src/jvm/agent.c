@@ -79,6 +79,36 @@ static void load_all_classes(jvmtiEnv *jvmti, JNIEnv *env)
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
 }
 
+/* The Java names of the threads running now (JVMTI gives no tid: names.c matches them to
+ * threads by the 15 bytes Linux keeps). */
+static void note_thread_names(jvmtiEnv *jvmti)
+{
+	JNIEnv *env = NULL;
+	jthread *threads = NULL;
+	jint nr = 0;
+
+	(*kj.vm)->GetEnv(kj.vm, (void **)&env, JNI_VERSION_1_6);
+	if ((*jvmti)->GetAllThreads(jvmti, &nr, &threads) != JVMTI_ERROR_NONE)
+		return;
+	for (jint i = 0; i < nr; i++) {
+		jvmtiThreadInfo info;
+		memset(&info, 0, sizeof(info));
+		if ((*jvmti)->GetThreadInfo(jvmti, threads[i], &info) == JVMTI_ERROR_NONE) {
+			if (info.name) {
+				kj_note_thread_name(info.name);
+				(*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+			}
+			if (env && info.thread_group)
+				(*env)->DeleteLocalRef(env, info.thread_group);
+			if (env && info.context_class_loader)
+				(*env)->DeleteLocalRef(env, info.context_class_loader);
+		}
+		if (env)
+			(*env)->DeleteLocalRef(env, threads[i]);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+}
+
 static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, jclass klass)
 {
 }
@@ -226,10 +256,8 @@ static jint setup(JavaVM *vm, const char *options, bool live)
 	kj.pid = getpid();
 	snprintf(kj.dir, sizeof(kj.dir), "/tmp");
 	err = take_lock();
-	if (err == -EEXIST) {
-		fprintf(stderr, "kiln-jvm: another copy of the agent is loaded; staying inert\n");
-		return JNI_OK;
-	}
+	if (err == -EEXIST)
+		return JNI_OK;	/* another copy is loaded: stay inert, and quiet */
 	if (err < 0) {
 		fprintf(stderr, "kiln-jvm: failed to lock '%s/" KILN_JVM_PREFIX "%d.lock': %s\n",
 			kj.dir, (int)kj.pid, strerror(-err));
@@ -281,6 +309,7 @@ static jint setup(JavaVM *vm, const char *options, bool live)
 	if (!live)
 		return JNI_OK;	/* VMInit starts the writer */
 	load_all_classes(jvmti, NULL);
+	note_thread_names(jvmti);
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 	return kj_writer_start() ? JNI_ERR : JNI_OK;
 }

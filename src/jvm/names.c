@@ -8,7 +8,39 @@
 
 #include "names.h"
 
+static void sanitize_name(char *s);
+
 static struct kj_map method_names;	/* jmethodID -> (char *) */
+/* Java names of the threads that ran before the agent, by their first 15 bytes (what
+ * Linux keeps as the thread's comm): hash -> (char *), or 1 when two names share it.
+ * Filled once at attach, before the writer starts; read by the writer only. */
+static struct kj_map prefix_names;
+
+#define COMM_LEN 15
+
+static uint64_t prefix_key(const char *name)
+{
+	size_t len = strlen(name);
+	return kj_hash(name, len < COMM_LEN ? len : COMM_LEN);
+}
+
+void kj_note_thread_name(const char *name)
+{
+	uint64_t *slot = kj_map_insert(&prefix_names, prefix_key(name));
+
+	if (!slot)
+		return;
+	if (!*slot) {
+		char *copy = strdup(name);
+		if (copy) {
+			sanitize_name(copy);
+			*slot = (uint64_t)(uintptr_t)copy;
+		}
+	} else if (*slot != 1 && strcmp((const char *)(uintptr_t)*slot, name)) {
+		free((void *)(uintptr_t)*slot);
+		*slot = 1;	/* ambiguous: keep the kernel's name */
+	}
+}
 
 void kj_buf_add(struct kj_buf *b, const char *s, size_t len)
 {
@@ -37,7 +69,7 @@ void kj_buf_adds(struct kj_buf *b, const char *s)
 }
 
 /* Frames go into ';'-separated lines: keep the separators out of names. */
-static void sanitize(char *s)
+static void sanitize_name(char *s)
 {
 	for (; *s; s++)
 		if (*s == ';')
@@ -70,7 +102,7 @@ static char *resolve(JNIEnv *env, jmethodID m)
 			out[i] = '.';
 	out[len] = '.';
 	memcpy(out + len + 1, name, strlen(name) + 1);
-	sanitize(out);
+	sanitize_name(out);
 done:
 	if (sig)
 		(*kj.jvmti)->Deallocate(kj.jvmti, (unsigned char *)sig);
@@ -151,8 +183,13 @@ void kj_thread_name(pid_t tid, struct kj_buf *out)
 	FILE *f = fopen(buf, "re");
 	if (f && fgets(buf, sizeof(buf), f)) {
 		buf[strcspn(buf, "\n")] = '\0';
-		sanitize(buf);
-		kj_buf_adds(out, buf);
+		slot = kj_map_find(&prefix_names, prefix_key(buf));
+		if (slot && *slot > 1) {
+			kj_buf_adds(out, (const char *)(uintptr_t)*slot);
+		} else {
+			sanitize_name(buf);
+			kj_buf_adds(out, buf);
+		}
 	} else {
 		kj_buf_adds(out, "thread");
 	}
@@ -167,7 +204,7 @@ void kj_set_thread_name(pid_t tid, const char *name)
 
 	if (!copy)
 		return;
-	sanitize(copy);
+	sanitize_name(copy);
 	pthread_mutex_lock(&kj.names_lock);
 	slot = kj_map_insert(&kj.names, (uint64_t)tid);
 	if (slot) {

@@ -24,6 +24,9 @@ uint64_t kj_pair_key(jmethodID caller, jmethodID callee);
 void kj_frame_types(const struct kj_frame *f, int n, char *types);
 /* Appends the name of thread tid: from ThreadStart, else from /proc/self/task. */
 void kj_thread_name(pid_t tid, struct kj_buf *out);
+/* Remembers the Java name of a thread that started before the agent, so that its kernel
+ * name (cut at 15 bytes) can be completed. Call before the writer starts. */
+void kj_note_thread_name(const char *name);
 /* Records the Java name of thread tid (ThreadStart). */
 void kj_set_thread_name(pid_t tid, const char *name);
 
