@@ -242,11 +242,18 @@ static int take_lock(void)
 	return 0;
 }
 
+static void release_lock(void)
+{
+	if (kj.lock_fd >= 0)
+		close(kj.lock_fd);
+	kj.lock_fd = -1;
+}
+
 static jint setup(JavaVM *vm, const char *options, bool live)
 {
 	jvmtiCapabilities caps;
 	jvmtiEventCallbacks cb;
-	jvmtiEnv *jvmti;
+	jvmtiEnv *jvmti = NULL;
 	int err;
 
 	if (kj.vm) {	/* this copy is loaded already: take the new options */
@@ -266,11 +273,17 @@ static jint setup(JavaVM *vm, const char *options, bool live)
 	kj.agct = find_agct();
 	if (!kj.agct) {
 		fprintf(stderr, "kiln-jvm: failed to find 'AsyncGetCallTrace' in libjvm\n");
-		return JNI_ERR;
+		goto fail;
 	}
-	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-		fprintf(stderr, "kiln-jvm: failed to get a JVMTI environment\n");
-		return JNI_ERR;
+	jint rc = (*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2);
+	if (rc == JNI_EDETACHED && live) {
+		/* attached during the start phase (JDK < 21 lets that happen): kiln retries */
+		release_lock();
+		return KILN_JVM_RC_NOT_LIVE;
+	}
+	if (rc != JNI_OK) {
+		fprintf(stderr, "kiln-jvm: failed to get a JVMTI environment: %d\n", (int)rc);
+		goto fail;
 	}
 	parse_options(options, &kj.opts);
 	memset(&caps, 0, sizeof(caps));
@@ -288,7 +301,7 @@ static jint setup(JavaVM *vm, const char *options, bool live)
 	cb.VMDeath = on_vm_death;
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE) {
 		fprintf(stderr, "kiln-jvm: failed to set JVMTI callbacks\n");
-		return JNI_ERR;
+		goto fail;
 	}
 	kj_map_init(&kj.compiled);
 	kj_map_init(&kj.inlined);
@@ -297,7 +310,7 @@ static jint setup(JavaVM *vm, const char *options, bool live)
 	kj.jvmti = jvmti;
 	if (kj_sampler_install() < 0) {
 		fprintf(stderr, "kiln-jvm: failed to install the SIGPROF handler\n");
-		return JNI_ERR;
+		goto fail;
 	}
 	static const jvmtiEvent events[] = {
 		JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_THREAD_START,
@@ -311,7 +324,16 @@ static jint setup(JavaVM *vm, const char *options, bool live)
 	load_all_classes(jvmti, NULL);
 	note_thread_names(jvmti);
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
-	return kj_writer_start() ? JNI_ERR : JNI_OK;
+	if (kj_writer_start() == 0)
+		return JNI_OK;
+	fprintf(stderr, "kiln-jvm: failed to start its thread\n");
+fail:
+	if (jvmti)
+		(*jvmti)->DisposeEnvironment(jvmti);	/* no more events */
+	kj.vm = NULL;
+	kj.jvmti = NULL;
+	release_lock();
+	return JNI_ERR;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)

@@ -113,6 +113,8 @@ struct kj_slot *kj_sampler_take(void);
 void kj_sampler_release(struct kj_slot *s);
 /* Samples dropped because the ring was full. */
 uint64_t kj_sampler_lost(void);
+/* Threads with an armed timer. */
+size_t kj_sampler_threads(void);
 
 /* writer.c */
 /* Starts the writer thread. Returns 0 or a negative errno. */

@@ -15,7 +15,8 @@
  *                          sampling (kiln died or left).
  *   kiln-jvm-<nspid>.col   written by the agent (atomically, by rename): the stacks counted
  *                          since the last flush. First line
- *                          "# kiln-jvm 1 seq=<S> samples=<N> lost=<L> final=<0|1>", then
+ *                          "# kiln-jvm 1 seq=<S> samples=<N> lost=<L> final=<0|1> ..."
+ *                          (then threads=<armed timers> notjava=<threads dropped>), then
  *                          "# tids <tid> ..." (threads that ran Java code, namespace tids),
  *                          then one "frame;frame;...;leaf <count>" line per stack, root
  *                          first. Written every second, and at once after a flush or stop
@@ -33,5 +34,7 @@
 #define KILN_JVM_STALE_S 15
 #define KILN_JVM_HEADER "# kiln-jvm 1 "
 #define KILN_JVM_TIDS "# tids"
+/* Agent_OnAttach's return code when the JVM is not live yet: attach again later. */
+#define KILN_JVM_RC_NOT_LIVE 75
 
 #endif

@@ -218,3 +218,13 @@ uint64_t kj_sampler_lost(void)
 {
 	return atomic_load(&lost);
 }
+
+size_t kj_sampler_threads(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&timers_lock);
+	n = timers.count;
+	pthread_mutex_unlock(&timers_lock);
+	return n;
+}

@@ -28,6 +28,7 @@ static struct {
 	struct kj_map tids;		/* namespace tid -> samples */
 	uint64_t samples;
 	uint64_t lost_base;
+	uint64_t not_java;		/* threads found not attached to the JVM */
 	uint64_t seq;			/* seq of the last request handled */
 	bool seen_ctl;
 	_Atomic bool quit;
@@ -123,8 +124,10 @@ static void drain(JNIEnv *env, struct kj_buf *b)
 	struct kj_slot *s;
 
 	while ((s = kj_sampler_take())) {
-		if (s->num_frames == KJ_NOT_JAVA)
+		if (s->num_frames == KJ_NOT_JAVA) {
 			kj_sampler_remove_thread(s->tid);	/* e.g. a GC worker: never Java */
+			w.not_java++;
+		}
 		else
 			add_sample(env, s, b);
 		kj_sampler_release(s);
@@ -145,9 +148,11 @@ static void write_stacks(bool final)
 	uint64_t key, val;
 	int fd;
 
-	snprintf(line, sizeof(line), KILN_JVM_HEADER "seq=%llu samples=%llu lost=%llu final=%d\n",
+	snprintf(line, sizeof(line),
+		 KILN_JVM_HEADER "seq=%llu samples=%llu lost=%llu final=%d threads=%zu notjava=%llu\n",
 		 (unsigned long long)w.seq, (unsigned long long)w.samples,
-		 (unsigned long long)(kj_sampler_lost() - w.lost_base), final);
+		 (unsigned long long)(kj_sampler_lost() - w.lost_base), final,
+		 kj_sampler_threads(), (unsigned long long)w.not_java);
 	kj_buf_adds(&b, line);
 	kj_buf_adds(&b, KILN_JVM_TIDS);
 	while (kj_map_next(&w.tids, &pos, &key, &val)) {

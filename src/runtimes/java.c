@@ -111,7 +111,11 @@ static int attach(struct java_session *s, pid_t pid, struct jvm *j)
 		snprintf(j->dir, sizeof(j->dir), "/proc/%d/root/tmp", (int)pid);
 	else
 		snprintf(j->dir, sizeof(j->dir), "/tmp");
-	j->seq = 1;
+	/* a seq no earlier session used, so that an agent left by one never mistakes our
+	 * first request for a heartbeat of its own */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	j->seq = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 	j->cmd = "run";
 	err = write_ctl(j);	/* before the load: the agent samples while it is fresh */
 	if (err < 0) {
@@ -270,6 +274,7 @@ struct java_session *java_session__start(const struct java_opts *opts)
 	char buf[PATH_MAX];
 
 	s->o = *opts;
+	s->o.pids = NULL;
 	if (s->o.nr_pids) {
 		pid_t *copy = xmalloc(s->o.nr_pids * sizeof(*copy));
 		memcpy(copy, opts->pids, s->o.nr_pids * sizeof(*copy));

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jvm/protocol.h"
 #include "runtimes/java_attach.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -399,6 +400,10 @@ int jvm_target__load(const struct jvm_target *t, const char *lib, const char *op
 		p = reply;
 	if (code == 0 && ((p && atoi(p) == 0) || (!p && reply[0] == '\0')))
 		return 0;
+	if (strstr(reply, "live phase") || (p && atoi(p) == KILN_JVM_RC_NOT_LIVE)) {	/* the JVM is still starting: try again */
+		errmsg(reason, JVM_REASON_MAX, "JVM is starting up");
+		return -EAGAIN;
+	}
 	errmsg(reason, JVM_REASON_MAX, "JVM refused the agent: %s",
 	       reply[0] ? reply : "no message");
 	return -EPROTO;
