@@ -55,7 +55,8 @@ $(BUILD)/san/%.o: %.c $(PROTO_C)
 	@echo "  CC-SAN  $<"
 	$(Q)$(CC) -O1 $(SAN) $(CFLAGS_COMMON) -MMD -MP -c -o $@ $<
 
-# pprof and other protobuf schemas, compiled by protoc-c
+# pprof and other protobuf schemas, compiled by protoc-c (kept: they are not intermediate)
+.SECONDARY: $(PROTO_C)
 $(BUILD)/gen/%.pb-c.c: src/format/%.proto
 	@mkdir -p $(dir $@)
 	@echo "  PROTOC  $<"

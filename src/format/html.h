@@ -19,4 +19,9 @@ struct html_options {
  * write failed. */
 int html__write(FILE *f, const struct profile *p, const struct html_options *opts);
 
+/* Writes a differential flamegraph of base (A) and new (B): frames that take a larger share
+ * of B than of A are red, smaller green. Same return convention as html__write. */
+int html__write_diff(FILE *f, const struct profile *base, const struct profile *new,
+		     const struct html_options *opts);
+
 #endif

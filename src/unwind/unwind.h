@@ -39,6 +39,9 @@ struct unwinder;
 struct unwinder *unwinder__new(enum unwind_mode mode, uint64_t cache_bytes);
 void unwinder__free(struct unwinder *u);	/* accepts NULL */
 
+/* Bytes held by the unwinder and its cached tables, for the session header and tests. */
+uint64_t unwinder__memory(const struct unwinder *u);
+
 /* Unwinds one sample of process p. Writes up to max return addresses, leaf first (pcs[0]
  * is regs.ip), into pcs. Returns the number written (>= 1), or a negative errno.
  * *truncated is set when the walk stopped before the outermost frame: the stack copy

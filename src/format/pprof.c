@@ -1,0 +1,379 @@
+/* pprof: profile.proto messages (protobuf-c, build/gen/profile.pb-c.h), gzipped with zlib.
+ *
+ * Writing: one Function and one Location per distinct frame name (ids are the profile's
+ * frame id + 1), the name kept verbatim with its runtime annotation; a sample per stack,
+ * leaf first as pprof wants. Reading: every Line of every Location becomes a frame, so
+ * inlined functions stay visible; a Location without lines is named after its mapping
+ * and address, "(module+0xOFFSET)", like the agent's unresolved frames. */
+#include "format/pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+
+#define PPROF_MAX_INFLATED (1u << 30)	/* refuse to inflate more than 1 GiB */
+#define PPROF_DEFAULT_HZ 11		/* the agent's default, when the metadata has none */
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+
+/* The sampling frequency in Hz from the metadata, or 0 when it has none. */
+static double meta_frequency(const struct profile *p)
+{
+	static const char *const keys[] = { "frequency", "sampling_frequency", "profiling_frequency" };
+	const json_t *meta = profile__meta_const(p);
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *v = json_object_get(meta, keys[i]);
+		if (json_is_number(v) && json_number_value(v) > 0)
+			return json_number_value(v);
+	}
+	return 0;
+}
+
+/* Counts n bytes written straight into the spare room of sb (strbuf_setlen only shrinks). */
+static void strbuf_commit(struct strbuf *sb, size_t n)
+{
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+static int gzip_append(struct strbuf *out, const uint8_t *data, size_t len)
+{
+	z_stream zs = { 0 };
+	int ret;
+
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	strbuf_grow(out, deflateBound(&zs, len));
+	zs.next_in = (Bytef *)data;
+	zs.avail_in = (uInt)len;
+	zs.next_out = (Bytef *)out->buf + out->len;
+	zs.avail_out = (uInt)(out->alloc - out->len - 1);
+	ret = deflate(&zs, Z_FINISH);
+	if (ret == Z_STREAM_END)
+		strbuf_commit(out, zs.total_out);
+	deflateEnd(&zs);
+	return ret == Z_STREAM_END ? 0 : -EIO;
+}
+
+int pprof__write(struct strbuf *out, const struct profile *p)
+{
+	size_t nn = profile__nr_names(p), ns = profile__nr_stacks(p), nsamples = 0;
+	double hz = meta_frequency(p);
+	int64_t period = (int64_t)llround(1e9 / (hz > 0 ? hz : PPROF_DEFAULT_HZ));
+	Profile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
+	ValueType vt[3] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+			    PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	ValueType *vtp[2] = { &vt[0], &vt[1] };
+	Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT, *mapp = &map;
+	/* strings: "", the five type/unit names, "kiln", then frame names from index 7 */
+	static const char *const fixed[] = { "", "samples", "count", "cpu", "nanoseconds", "kiln" };
+	const size_t first_name = 6;
+	char **strings = xmalloc((first_name + nn) * sizeof(*strings));
+	Function *funcs = xcalloc(nn ? nn : 1, sizeof(*funcs));
+	Function **funcp = xmalloc((nn ? nn : 1) * sizeof(*funcp));
+	Location *locs = xcalloc(nn ? nn : 1, sizeof(*locs));
+	Location **locp = xmalloc((nn ? nn : 1) * sizeof(*locp));
+	Line *lines = xcalloc(nn ? nn : 1, sizeof(*lines));
+	Line **linep = xmalloc((nn ? nn : 1) * sizeof(*linep));
+	Sample *samples = xcalloc(ns ? ns : 1, sizeof(*samples));
+	Sample **samplep = xmalloc((ns ? ns : 1) * sizeof(*samplep));
+	uint64_t *ids = NULL;
+	int64_t *values = xmalloc((ns ? ns : 1) * 2 * sizeof(*values));
+	size_t total_frames = 0, at = 0, len;
+	uint8_t *packed;
+	int ret;
+
+	for (size_t i = 0; i < first_name; i++)
+		strings[i] = (char *)fixed[i];
+	for (size_t i = 0; i < nn; i++) {
+		strings[first_name + i] = (char *)profile__name(p, (uint32_t)i);
+		perftools__profiles__function__init(&funcs[i]);
+		funcs[i].id = i + 1;
+		funcs[i].name = funcs[i].system_name = (int64_t)(first_name + i);
+		funcp[i] = &funcs[i];
+		perftools__profiles__line__init(&lines[i]);
+		lines[i].function_id = i + 1;
+		linep[i] = &lines[i];
+		perftools__profiles__location__init(&locs[i]);
+		locs[i].id = i + 1;
+		locs[i].mapping_id = 1;
+		locs[i].n_line = 1;
+		locs[i].line = &linep[i];
+		locp[i] = &locs[i];
+	}
+	for (size_t i = 0; i < ns; i++)
+		total_frames += profile__stack(p, i).depth;
+	ids = xmalloc((total_frames ? total_frames : 1) * sizeof(*ids));
+	for (size_t i = 0; i < ns; i++) {
+		struct profile_stack s = profile__stack(p, i);
+		Sample *smp = &samples[nsamples];
+		if (!s.count)
+			continue;
+		perftools__profiles__sample__init(smp);
+		smp->location_id = &ids[at];
+		smp->n_location_id = s.depth;
+		for (uint32_t j = s.depth; j-- > 0;)	/* leaf first */
+			ids[at++] = (uint64_t)s.frames[j] + 1;
+		smp->value = &values[2 * nsamples];
+		smp->n_value = 2;
+		smp->value[0] = (int64_t)s.count;
+		smp->value[1] = (int64_t)s.count * period;
+		samplep[nsamples++] = smp;
+	}
+	vt[0].type = 1, vt[0].unit = 2;		/* samples/count */
+	vt[1].type = 3, vt[1].unit = 4;		/* cpu/nanoseconds */
+	vt[2].type = 3, vt[2].unit = 4;		/* period type cpu/nanoseconds */
+	map.id = 1;
+	map.filename = 5;
+	map.has_functions = 1;
+	pr.n_sample_type = 2, pr.sample_type = vtp;
+	pr.n_sample = nsamples, pr.sample = samplep;
+	pr.n_mapping = 1, pr.mapping = &mapp;
+	pr.n_location = nn, pr.location = locp;
+	pr.n_function = nn, pr.function = funcp;
+	pr.n_string_table = first_name + nn, pr.string_table = strings;
+	pr.period_type = &vt[2];
+	pr.period = period;
+
+	len = perftools__profiles__profile__get_packed_size(&pr);
+	packed = xmalloc(len ? len : 1);
+	perftools__profiles__profile__pack(&pr, packed);
+	ret = gzip_append(out, packed, len);
+	free(packed);
+	free(strings), free(funcs), free(funcp), free(locs), free(locp), free(lines), free(linep);
+	free(samples), free(samplep), free(ids), free(values);
+	return ret;
+}
+
+/* Inflates gzip data into out, refusing more than PPROF_MAX_INFLATED bytes. */
+static int gunzip(const void *data, size_t len, struct strbuf *out, char *err, size_t errlen)
+{
+	z_stream zs = { 0 };
+	int zret = Z_OK;
+
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)data;
+	zs.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
+	while (zret != Z_STREAM_END) {
+		if (out->len >= PPROF_MAX_INFLATED) {
+			errmsg(err, errlen, "gzip data inflates to more than %u bytes", PPROF_MAX_INFLATED);
+			inflateEnd(&zs);
+			return -EINVAL;
+		}
+		strbuf_grow(out, out->len < 65536 ? 65536 : out->len);
+		zs.next_out = (Bytef *)out->buf + out->len;
+		zs.avail_out = (uInt)(out->alloc - out->len - 1);
+		zret = inflate(&zs, Z_NO_FLUSH);
+		strbuf_commit(out, (size_t)((char *)zs.next_out - (out->buf + out->len)));
+		if (zret == Z_STREAM_END)
+			break;
+		if (zret != Z_OK) {
+			errmsg(err, errlen, "corrupt gzip data: %s",
+			       zret == Z_BUF_ERROR ? "truncated" : zs.msg ? zs.msg : "inflate failed");
+			inflateEnd(&zs);
+			return -EINVAL;
+		}
+	}
+	inflateEnd(&zs);
+	return 0;
+}
+
+struct reader {
+	const Profile *pr;
+	struct profile *p;
+	struct hashmap *locs;	/* location id -> Location * */
+	struct hashmap *funcs;	/* function id -> Function * */
+	struct hashmap *maps;	/* mapping id -> Mapping * */
+	char *err;
+	size_t errlen;
+};
+
+static const char *str_at(const struct reader *r, int64_t i)
+{
+	return i >= 0 && (uint64_t)i < r->pr->n_string_table ? r->pr->string_table[i] : NULL;
+}
+
+static void *by_id(struct hashmap *m, uint64_t id)
+{
+	void **slot = hashmap__find(m, &id, sizeof(id));
+	return slot ? *slot : NULL;
+}
+
+static int index_ids(struct hashmap *m, void **items, size_t n, size_t id_off, const char *what,
+		     struct reader *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id;
+		bool created;
+		memcpy(&id, (char *)items[i] + id_off, sizeof(id));
+		void **slot = hashmap__insert(m, &id, sizeof(id), &created);
+		if (!created || !id) {
+			errmsg(r->err, r->errlen, "%s id %" PRIu64 " is %s", what, id,
+			       id ? "duplicated" : "zero");
+			return -EINVAL;
+		}
+		*slot = items[i];
+	}
+	return 0;
+}
+
+/* Appends the frames of location id, leaf first, to *frames. */
+static int add_location(struct reader *r, uint64_t id, uint32_t **frames, size_t *n, size_t *alloc)
+{
+	const Location *loc = by_id(r->locs, id);
+	char buf[256];
+
+	if (!loc) {
+		errmsg(r->err, r->errlen, "sample refers to missing location %" PRIu64, id);
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < (loc->n_line ? loc->n_line : 1); k++) {
+		const char *name;
+		if (loc->n_line) {
+			const Function *fn = by_id(r->funcs, loc->line[k]->function_id);
+			name = fn ? str_at(r, fn->name) : NULL;
+			if (!name) {
+				errmsg(r->err, r->errlen, "location %" PRIu64 " has a bad function", id);
+				return -EINVAL;
+			}
+		} else {
+			const Mapping *m = by_id(r->maps, loc->mapping_id);
+			const char *file = m ? str_at(r, m->filename) : NULL;
+			if (m && file && *file)
+				snprintf(buf, sizeof(buf), "(%s+0x%" PRIx64 ")", strrchr(file, '/') ?
+					 strrchr(file, '/') + 1 : file,
+					 loc->address - m->memory_start + m->file_offset);
+			else
+				snprintf(buf, sizeof(buf), "(unknown+0x%" PRIx64 ")", loc->address);
+			name = buf;
+		}
+		if (*n == *alloc) {
+			*alloc = *alloc ? *alloc * 2 : 64;
+			*frames = xrealloc(*frames, *alloc * sizeof(**frames));
+		}
+		(*frames)[(*n)++] = profile__intern_str(r->p, name);
+	}
+	return 0;
+}
+
+static int read_profile(struct reader *r, const char *sample_type)
+{
+	const Profile *pr = r->pr;
+	size_t vi = 0, n, alloc = 0;
+	uint32_t *frames = NULL;
+	int ret;
+
+	if (sample_type) {
+		for (vi = 0; vi < pr->n_sample_type; vi++) {
+			const char *t = str_at(r, pr->sample_type[vi]->type);
+			if (t && !strcmp(t, sample_type))
+				break;
+		}
+		if (vi == pr->n_sample_type) {
+			errmsg(r->err, r->errlen, "profile has no sample type '%s'", sample_type);
+			return -EINVAL;
+		}
+	} else if (!pr->n_sample_type && pr->n_sample) {
+		errmsg(r->err, r->errlen, "profile has samples but no sample type");
+		return -EINVAL;
+	}
+	ret = index_ids(r->locs, (void **)pr->location, pr->n_location, offsetof(Location, id),
+			"location", r);
+	if (!ret)
+		ret = index_ids(r->funcs, (void **)pr->function, pr->n_function,
+				offsetof(Function, id), "function", r);
+	if (!ret)
+		ret = index_ids(r->maps, (void **)pr->mapping, pr->n_mapping, offsetof(Mapping, id),
+				"mapping", r);
+	for (size_t s = 0; !ret && s < pr->n_sample; s++) {
+		const Sample *smp = pr->sample[s];
+		if (smp->n_value != pr->n_sample_type) {
+			errmsg(r->err, r->errlen, "sample %zu has %zu values for %zu sample types", s,
+			       smp->n_value, pr->n_sample_type);
+			ret = -EINVAL;
+			break;
+		}
+		if (smp->value[vi] < 0) {
+			errmsg(r->err, r->errlen, "sample %zu has a negative value", s);
+			ret = -EINVAL;
+			break;
+		}
+		n = 0;
+		for (size_t l = 0; !ret && l < smp->n_location_id; l++)
+			ret = add_location(r, smp->location_id[l], &frames, &n, &alloc);
+		if (ret)
+			break;
+		for (size_t i = 0; i < n / 2; i++) {	/* pprof is leaf first; profiles root first */
+			uint32_t t = frames[i];
+			frames[i] = frames[n - 1 - i];
+			frames[n - 1 - i] = t;
+		}
+		profile__add(r->p, frames, (uint32_t)n, (uint64_t)smp->value[vi]);
+	}
+	free(frames);
+	if (!ret && pr->period > 0 && pr->period_type && str_at(r, pr->period_type->unit) &&
+	    !strcmp(str_at(r, pr->period_type->unit), "nanoseconds"))
+		json_object_set_new(profile__meta(r->p), "frequency",
+				    json_real(1e9 / (double)pr->period));
+	return ret;
+}
+
+int pprof__parse(struct profile *p, const void *data, size_t len, const char *sample_type,
+		 char *err, size_t errlen)
+{
+	struct strbuf raw = STRBUF_INIT;
+	struct reader r = { .p = profile__new(), .err = err, .errlen = errlen };
+	Profile *pr;
+	int ret;
+
+	if (len >= 2 && ((const uint8_t *)data)[0] == 0x1f && ((const uint8_t *)data)[1] == 0x8b) {
+		ret = gunzip(data, len, &raw, err, errlen);
+		if (ret) {
+			profile__free(r.p);
+			strbuf_release(&raw);
+			return ret;
+		}
+		data = raw.buf;
+		len = raw.len;
+	}
+	pr = perftools__profiles__profile__unpack(NULL, len, data);
+	if (!pr) {
+		errmsg(err, errlen, "not a pprof profile: protobuf decoding failed");
+		profile__free(r.p);
+		strbuf_release(&raw);
+		return -EINVAL;
+	}
+	r.pr = pr;
+	r.locs = hashmap__new();
+	r.funcs = hashmap__new();
+	r.maps = hashmap__new();
+	ret = read_profile(&r, sample_type);
+	if (!ret) {	/* all or nothing: p changes only when the whole profile was valid */
+		json_t *hz = json_object_get(profile__meta(r.p), "frequency");
+		profile__merge(p, r.p);
+		if (hz)
+			json_object_set(profile__meta(p), "frequency", hz);
+	}
+	hashmap__free(r.locs);
+	hashmap__free(r.funcs);
+	hashmap__free(r.maps);
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	profile__free(r.p);
+	strbuf_release(&raw);
+	return ret;
+}

@@ -1,0 +1,76 @@
+/* Internals shared by the server's files: the server state, one request with its body,
+ * one response. Handlers fill the response; server.c sends it. Not a public interface. */
+#ifndef KILN_SERVER_HTTP_H
+#define KILN_SERVER_HTTP_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "server/server.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+struct server {
+	struct MHD_Daemon *mhd;
+	struct store *store;
+	pthread_mutex_t lock;		/* serializes every store call */
+	struct server_options opts;
+	char **tokens;
+	size_t nr_tokens;
+	uint16_t port;
+	pthread_t retention_thread;
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	bool stopping, retention_started;
+};
+
+struct request {
+	struct server *srv;
+	struct MHD_Connection *conn;
+	const char *method, *url;
+	struct strbuf body;		/* as received (the handler may decode it) */
+	bool too_large;
+};
+
+struct response {
+	unsigned status;
+	const char *content_type;	/* static string */
+	const char *disposition;	/* Content-Disposition, static or NULL */
+	struct strbuf body;
+};
+
+/* A query-string argument or header (case-insensitive), or NULL. */
+const char *req__arg(const struct request *r, const char *name);
+const char *req__header(const struct request *r, const char *name);
+/* The request time, seconds. */
+int64_t req__now(void);
+
+/* Sets a JSON error response: {"error": "<message>"}. */
+void resp__error(struct response *resp, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Sets a JSON response from v (reference stolen). */
+void resp__json(struct response *resp, unsigned status, json_t *v);
+
+/* Replaces the body with its gzip-decoded form when it is gzip (by Content-Encoding or
+ * magic bytes when sniff is set). Returns 0, or sets a 400/413 error and returns < 0. */
+int req__gunzip_body(struct request *r, struct response *resp, bool sniff);
+/* Gzip-compresses data into out. Returns 0, or a negative errno. */
+int gzip__compress(struct strbuf *out, const void *data, size_t len);
+/* Gzip-decompresses data into out, failing with -EFBIG beyond limit bytes and -EINVAL
+ * on corrupt input. */
+int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t limit);
+
+/* Route handlers (server/ingest.c, server/query.c). */
+void ingest__gprofiler(struct request *r, struct response *resp);
+void ingest__pyroscope(struct request *r, struct response *resp);
+void query__render(struct request *r, struct response *resp);
+void query__render_diff(struct request *r, struct response *resp);
+void query__labels(struct request *r, struct response *resp);
+void query__label_values(struct request *r, struct response *resp);
+void query__apps(struct request *r, struct response *resp);
+void query__series(struct request *r, struct response *resp);
+
+#endif

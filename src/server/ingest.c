@@ -1,0 +1,341 @@
+/* Ingest: gProfiler's `POST /api/v2/profiles` and Pyroscope's `POST /ingest`.
+ * Each request is parsed into a profile outside the store lock, then stored in one
+ * transaction; the 2xx goes out only after the commit. */
+#include "server/http.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "format/col.h"
+#include "format/pprof.h"
+#include "server/multipart.h"
+#include "server/selector.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+
+static int store_locked(struct request *r, struct response *resp, const struct store_put *put)
+{
+	char err[256];
+	int ret;
+
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__put(r->srv->store, put, err, sizeof(err));
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret) {
+		log_error("%s", err);
+		resp__error(resp, ret == -EINVAL ? 422 : ret == -ENOSPC ? 507 : 500, "%s", err);
+	}
+	return ret;
+}
+
+/* True when every stack starts with gProfiler's prefix (a numeric metadata index, the
+ * container, the process) and has at least one frame below it. */
+static bool has_col_prefix(const struct profile *p)
+{
+	size_t n = profile__nr_stacks(p);
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct profile_stack s = profile__stack(p, i);
+		const char *idx;
+		if (s.depth < COL_PREFIX_FRAMES)
+			return false;
+		idx = profile__name(p, s.frames[0]);
+		if (!*idx || strspn(idx, "0123456789") != strlen(idx))
+			return false;
+	}
+	return true;
+}
+
+/* Splits a .col profile into series per (container, process) and stores it. */
+static int put_col(struct request *r, struct response *resp, const char *service,
+		   const char *host, int64_t from, int64_t until, struct profile *p)
+{
+	size_t nr_stacks = profile__nr_stacks(p), nr_series = 0;
+	uint32_t *stack_series = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*stack_series));
+	struct labels *series = NULL;
+	struct hashmap *ids = hashmap__new();
+	struct strbuf key = STRBUF_INIT;
+	bool prefix = has_col_prefix(p);
+	int ret;
+
+	for (size_t i = 0; i < nr_stacks || (!nr_stacks && !nr_series); i++) {
+		const char *container = "", *process = NULL;
+		bool created;
+		void **slot;
+
+		if (prefix) {
+			struct profile_stack s = profile__stack(p, i);
+			container = profile__name(p, s.frames[1]);
+			process = profile__name(p, s.frames[2]);
+		}
+		strbuf_reset(&key);
+		strbuf_addf(&key, "%s%c%s", container, 0, process ? process : "");
+		slot = hashmap__insert(ids, key.buf, key.len, &created);
+		if (created) {
+			series = xrealloc(series, (nr_series + 1) * sizeof(*series));
+			labels_init(&series[nr_series]);
+			labels__set(&series[nr_series], "host", host);
+			if (*container)
+				labels__set(&series[nr_series], "container", container);
+			if (process)
+				labels__set(&series[nr_series], "process", process);
+			labels__sort(&series[nr_series]);
+			*slot = (void *)(uintptr_t)nr_series++;
+		}
+		if (nr_stacks)
+			stack_series[i] = (uint32_t)(uintptr_t)*slot;
+		else
+			break;
+	}
+	struct store_put put = {
+		.service = service, .from = from, .until = until, .profile = p,
+		.series = series, .nr_series = nr_series, .stack_series = stack_series,
+		/* keep the process name as the root frame, as gProfiler's studio does */
+		.skip = prefix ? COL_PREFIX_FRAMES - 1 : 0,
+		.units = "samples", .spy_name = "kiln",
+		.sample_rate = (uint32_t)json_integer_value(json_object_get(profile__meta(p),
+									   "sampling_frequency")),
+	};
+	ret = store_locked(r, resp, &put);
+	for (size_t i = 0; i < nr_series; i++)
+		labels_release(&series[i]);
+	free(series);
+	free(stack_series);
+	hashmap__free(ids);
+	strbuf_release(&key);
+	return ret;
+}
+
+static int64_t json_time(json_t *v, int64_t fallback)
+{
+	int64_t t;
+
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	if (json_is_real(v))
+		return (int64_t)json_real_value(v);
+	if (json_is_string(v) && !isotime__parse(json_string_value(v), &t))
+		return t;
+	return fallback;
+}
+
+void ingest__gprofiler(struct request *r, struct response *resp)
+{
+	const char *service = req__header(r, "GPROFILER-SERVICE-NAME");
+	struct profile *p = NULL;
+	json_t *body = NULL, *prof, *host;
+	json_error_t jerr;
+	char err[256];
+	int64_t now = req__now(), from, until;
+
+	if (!service)
+		service = req__arg(r, "service");
+	if (!service || !selector__valid_service(service)) {
+		resp__error(resp, 400, service ? "invalid service name '%.64s': use [A-Za-z0-9_.-/]"
+					       : "missing GPROFILER-SERVICE-NAME header", service);
+		return;
+	}
+	if (req__gunzip_body(r, resp, true))
+		return;
+	body = json_loadb(r->body.buf, r->body.len, 0, &jerr);
+	if (!body || !json_is_object(body)) {
+		resp__error(resp, 400, "body is not a JSON object: %s", body ? "wrong type" : jerr.text);
+		goto out;
+	}
+	prof = json_object_get(body, "profile");
+	if (!json_is_string(prof)) {
+		resp__error(resp, 422, "body has no 'profile' string");
+		goto out;
+	}
+	p = profile__new();
+	if (col__parse(p, json_string_value(prof), json_string_length(prof), err, sizeof(err))) {
+		resp__error(resp, 422, "failed to parse 'profile': %s", err);
+		goto out;
+	}
+	json_t *meta = profile__meta(p);
+	until = json_time(json_object_get(body, "end_time"),
+			  json_time(json_object_get(meta, "end_time"), now));
+	from = json_time(json_object_get(body, "start_time"),
+			 json_time(json_object_get(meta, "start_time"), until - 60));
+	if (from > until) {
+		resp__error(resp, 422, "start_time is after end_time");
+		goto out;
+	}
+	host = json_object_get(body, "hostname");
+	const char *hostname = json_is_string(host) ? json_string_value(host) : req__arg(r, "hostname");
+	if (!hostname || !*hostname) {
+		json_t *m = json_object_get(meta, "metadata");
+		hostname = json_string_value(json_object_get(m, "hostname"));
+	}
+	if (put_col(r, resp, service, hostname && *hostname ? hostname : "unknown", from, until, p))
+		goto out;
+	json_int_t gpid = json_integer_value(json_object_get(body, "gpid"));
+	resp__json(resp, 200, json_pack("{s:s,s:I}", "message", "ok", "gpid",
+					gpid ? gpid : (json_int_t)(hash_bytes(hostname ? hostname : "",
+									      hostname ? strlen(hostname) : 0) & 0x7fffffff)));
+out:
+	profile__free(p);
+	json_decref(body);
+}
+
+/* Pyroscope's "lines" format: one stack per line, each line one sample. */
+static int parse_lines(struct profile *p, const char *text, size_t len)
+{
+	struct strbuf folded = STRBUF_INIT;
+	const char *end = text + len;
+	char err[64];
+	int ret;
+
+	for (const char *line = text; line < end;) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		const char *lend = eol ? eol : end;
+		if (lend > line && lend[-1] == '\r')
+			lend--;
+		if (lend > line && *line != '#') {
+			for (const char *c = line; c < lend; c++)
+				strbuf_addch(&folded, *c == ' ' ? '_' : *c);
+			strbuf_addstr(&folded, " 1\n");
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
+	}
+	ret = col__parse(p, folded.buf, folded.len, err, sizeof(err));
+	strbuf_release(&folded);
+	return ret;
+}
+
+static const char *const type_suffixes[] = {
+	"cpu", "itimer", "wall", "alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
+	"goroutines", "mutex_count", "mutex_duration", "block_count", "block_duration",
+};
+
+/* pprof names are prefixes: "app{}" becomes "app.cpu" unless it names a type already. */
+static char *pprof_service(const char *app)
+{
+	const char *dot = strrchr(app, '.');
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; dot && i < sizeof(type_suffixes) / sizeof(type_suffixes[0]); i++)
+		if (!strcmp(dot + 1, type_suffixes[i]))
+			return xstrdup(app);
+	strbuf_addf(&sb, "%s.cpu", app);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Accepts NULL or a short word of [A-Za-z0-9_.-] (spyName, units). */
+static bool valid_word(const char *s)
+{
+	if (!s)
+		return true;
+	if (!*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' && *s != '-')
+			return false;
+	return true;
+}
+
+void ingest__pyroscope(struct request *r, struct response *resp)
+{
+	const char *name = req__arg(r, "name"), *format = req__arg(r, "format");
+	const char *ctype = req__header(r, "Content-Type"), *s;
+	struct store_query q;
+	struct labels labels;
+	struct profile *p = profile__new();
+	char err[256], *service = NULL;
+	int64_t now = req__now(), from = now, until = now;
+	unsigned long rate = 0;
+	bool pprof = false;
+	int ret;
+
+	store_query_init(&q);
+	labels_init(&labels);
+	if (!name) {
+		resp__error(resp, 400, "missing 'name' parameter");
+		goto out;
+	}
+	if (selector__parse(&q, name, true, err, sizeof(err))) {
+		resp__error(resp, 400, "invalid name: %s", err);
+		goto out;
+	}
+	if (((s = req__arg(r, "from")) && attime__parse(s, now, &from)) ||
+	    ((s = req__arg(r, "until")) && attime__parse(s, now, &until))) {
+		resp__error(resp, 400, "invalid time '%.32s'", s);
+		goto out;
+	}
+	if (from > until) {
+		resp__error(resp, 400, "'from' is after 'until'");
+		goto out;
+	}
+	if ((s = req__arg(r, "sampleRate"))) {
+		char *end;
+		rate = strtoul(s, &end, 10);
+		if (end == s || *end || rate > 1000000) {
+			resp__error(resp, 400, "invalid sampleRate '%.32s'", s);
+			goto out;
+		}
+	}
+	if (!valid_word(req__arg(r, "spyName")) || !valid_word(req__arg(r, "units"))) {
+		resp__error(resp, 400, "invalid spyName or units: use [A-Za-z0-9_.-]");
+		goto out;
+	}
+	if (req__gunzip_body(r, resp, false))
+		goto out;
+	if (!format && ctype && strstr(ctype, "multipart/form-data")) {
+		char boundary[128];
+		const char *data;
+		size_t len;
+		if (multipart__boundary(ctype, boundary, sizeof(boundary))) {
+			resp__error(resp, 400, "multipart body without a boundary");
+			goto out;
+		}
+		ret = multipart__find(r->body.buf, r->body.len, boundary, "profile", &data, &len,
+				      err, sizeof(err));
+		if (ret) {
+			resp__error(resp, 422, "%s", ret == -ENOENT ? "multipart body has no 'profile' part" : err);
+			goto out;
+		}
+		pprof = true;
+		ret = pprof__parse(p, data, len, NULL, err, sizeof(err));
+	} else if (!format || !strcmp(format, "folded") || !strcmp(format, "groups")) {
+		ret = col__parse(p, r->body.buf, r->body.len, err, sizeof(err));
+	} else if (!strcmp(format, "lines")) {
+		ret = parse_lines(p, r->body.buf, r->body.len);
+		snprintf(err, sizeof(err), "malformed lines");
+	} else if (!strcmp(format, "pprof")) {
+		pprof = true;
+		ret = pprof__parse(p, r->body.buf, r->body.len, NULL, err, sizeof(err));
+	} else {
+		resp__error(resp, 422, "unsupported format '%.32s': use folded, lines or pprof", format);
+		goto out;
+	}
+	if (ret) {
+		resp__error(resp, 422, "failed to parse profile: %s", err);
+		goto out;
+	}
+	service = pprof ? pprof_service(q.service) : xstrdup(q.service);
+	selector__to_labels(&q, &labels);
+	struct store_put put = {
+		.service = service, .from = from, .until = until, .profile = p,
+		.series = &labels, .nr_series = 1,
+		.units = pprof ? "samples" : req__arg(r, "units"),
+		.spy_name = req__arg(r, "spyName"),
+		.sample_rate = (uint32_t)rate,
+	};
+	if (!store_locked(r, resp, &put)) {
+		resp->status = 200;
+		resp->content_type = "text/plain";
+		strbuf_reset(&resp->body);
+	}
+out:
+	free(service);
+	labels_release(&labels);
+	store_query_release(&q);
+	profile__free(p);
+}

@@ -1,0 +1,372 @@
+/* Query endpoints: Pyroscope's render (flamebearer JSON, or the merged profile as .col or
+ * pprof), render-diff, labels, label values, apps, and kiln's sample-total series. */
+#include "server/http.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/col.h"
+#include "format/pprof.h"
+#include "server/flamebearer.h"
+#include "server/selector.h"
+#include "util/log.h"
+
+#define DEFAULT_MAX_NODES 8192
+#define MAX_MAX_NODES 1048576
+
+/* Parses a query selector and a time range from the named arguments. Sets an error
+ * response and returns -EINVAL when one is malformed. */
+static int parse_query(struct request *r, struct response *resp, const char *qname,
+		       const char *fname, const char *uname, struct store_query *q,
+		       int64_t *from, int64_t *until, bool required)
+{
+	const char *text = req__arg(r, qname), *s;
+	int64_t now = req__now();
+	char err[256];
+
+	if (!text && !strcmp(qname, "query"))
+		text = req__arg(r, "name");
+	if (!text || !*text) {
+		if (required) {
+			resp__error(resp, 400, "missing '%s' parameter", qname);
+			return -EINVAL;
+		}
+	} else if (selector__parse(q, text, false, err, sizeof(err))) {
+		resp__error(resp, 400, "invalid %s: %s", qname, err);
+		return -EINVAL;
+	}
+	*from = now - 3600;
+	*until = now;
+	if (((s = req__arg(r, fname)) && attime__parse(s, now, from)) ||
+	    ((s = req__arg(r, uname)) && attime__parse(s, now, until))) {
+		resp__error(resp, 400, "invalid time '%.32s'", s);
+		return -EINVAL;
+	}
+	if (*from >= *until) {
+		resp__error(resp, 400, "'%s' must be before '%s'", fname, uname);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_max_nodes(struct request *r, struct response *resp, size_t *out)
+{
+	const char *s = req__arg(r, "maxNodes");
+	char *end;
+
+	if (!s)
+		s = req__arg(r, "max-nodes");
+	*out = DEFAULT_MAX_NODES;
+	if (!s)
+		return 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s || *end || !v) {
+		resp__error(resp, 400, "invalid maxNodes '%.32s'", s);
+		return -EINVAL;
+	}
+	*out = v > MAX_MAX_NODES ? MAX_MAX_NODES : (size_t)v;
+	return 0;
+}
+
+/* The service's stored metadata (units, spy name, rate), or defaults. */
+static json_t *service_meta(struct server *srv, const char *name)
+{
+	struct store_service *sv = NULL;
+	size_t n = 0, len = strlen(name);
+	json_t *m = NULL;
+	char err[128];
+
+	if (store__services(srv->store, &sv, &n, err, sizeof(err)))
+		n = 0;
+	for (int pass = 0; pass < 2 && !m; pass++) {
+		for (size_t i = 0; i < n && !m; i++) {
+			size_t l = strlen(sv[i].name);
+			bool hit = pass == 0 ? !strcmp(sv[i].name, name)
+					     : (l + 4 == len && !strncmp(name, sv[i].name, l)) ||
+					       (len + 4 == l && !strncmp(name, sv[i].name, len));
+			if (hit)
+				m = json_pack("{s:s,s:i,s:s}", "spyName", sv[i].spy_name, "sampleRate",
+					      (int)sv[i].sample_rate, "units", sv[i].units);
+		}
+	}
+	store__free_services(sv, n);
+	return m ? m : json_pack("{s:s,s:i,s:s}", "spyName", "unknown", "sampleRate", 100,
+				 "units", "samples");
+}
+
+static json_t *timeline_json(const struct store_series *ts)
+{
+	json_t *samples = json_array();
+
+	for (size_t i = 0; i < ts->n; i++)
+		json_array_append_new(samples, json_integer((json_int_t)ts->samples[i]));
+	return json_pack("{s:I,s:o,s:I}", "startTime", (json_int_t)ts->start, "samples", samples,
+			 "durationDelta", (json_int_t)ts->step);
+}
+
+static void send_export(struct request *r, struct response *resp, const char *format,
+			const struct store_query *q, int64_t from, int64_t until,
+			struct profile *p, uint32_t rate)
+{
+	json_t *meta = profile__meta(p);
+
+	json_object_set_new(meta, "service", json_string(q->service));
+	json_object_set_new(meta, "start_time", json_integer(from));
+	json_object_set_new(meta, "end_time", json_integer(until));
+	json_object_set_new(meta, "frequency", json_integer(rate));
+	json_object_set_new(meta, "sampling_frequency", json_integer(rate));
+	if (!strcmp(format, "pprof")) {
+		if (pprof__write(&resp->body, p)) {
+			resp__error(resp, 500, "failed to encode pprof");
+			return;
+		}
+		resp->status = 200;
+		resp->content_type = "application/octet-stream";
+		resp->disposition = "attachment; filename=\"profile.pb.gz\"";
+		return;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f || col__write(f, p, true)) {
+		if (f)
+			fclose(f);
+		free(text);
+		resp__error(resp, 500, "failed to write collapsed stacks");
+		return;
+	}
+	fclose(f);
+	strbuf_add(&resp->body, text, len);
+	free(text);
+	resp->status = 200;
+	resp->content_type = "text/plain; charset=utf-8";
+	resp->disposition = "attachment; filename=\"profile.col\"";
+}
+
+void query__render(struct request *r, struct response *resp)
+{
+	const char *format = req__arg(r, "format");
+	struct store_query q;
+	struct store_series ts = { 0 };
+	struct profile *p = profile__new();
+	int64_t from, until;
+	size_t max_nodes;
+	json_t *meta = NULL;
+	char err[256];
+	int ret;
+
+	store_query_init(&q);
+	if (format && *format && strcmp(format, "json") && strcmp(format, "collapsed") &&
+	    strcmp(format, "col") && strcmp(format, "pprof")) {
+		resp__error(resp, 400, "unknown format '%.32s': use json, collapsed or pprof", format);
+		goto out;
+	}
+	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true) ||
+	    parse_max_nodes(r, resp, &max_nodes))
+		goto out;
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__select(r->srv->store, &q, from, until, p, err, sizeof(err));
+	if (!ret)
+		ret = store__series(r->srv->store, &q, from, until, &ts, err, sizeof(err));
+	meta = service_meta(r->srv, q.service);
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret) {
+		resp__error(resp, 500, "%s", err);
+		goto out;
+	}
+	if (format && (!strcmp(format, "collapsed") || !strcmp(format, "col") ||
+		       !strcmp(format, "pprof"))) {
+		send_export(r, resp, !strcmp(format, "pprof") ? "pprof" : "col", &q, from, until, p,
+			    (uint32_t)json_integer_value(json_object_get(meta, "sampleRate")));
+		goto out;
+	}
+	json_object_set_new(meta, "format", json_string("single"));
+	json_object_set_new(meta, "name", json_string(q.service));
+	json_object_set_new(meta, "appName", json_string(q.service));
+	json_object_set_new(meta, "startTime", json_integer(from));
+	json_object_set_new(meta, "endTime", json_integer(until));
+	json_object_set_new(meta, "query", json_string(req__arg(r, "query") ? req__arg(r, "query")
+								 : req__arg(r, "name")));
+	json_object_set_new(meta, "maxNodes", json_integer((json_int_t)max_nodes));
+	resp__json(resp, 200, json_pack("{s:i,s:o,s:O,s:o}", "version", 1, "flamebearer",
+					flamebearer__build(p, NULL, max_nodes, NULL, NULL),
+					"metadata", meta, "timeline", timeline_json(&ts)));
+out:
+	json_decref(meta);
+	free(ts.samples);
+	store_query_release(&q);
+	profile__free(p);
+}
+
+void query__render_diff(struct request *r, struct response *resp)
+{
+	struct store_query lq, rq;
+	struct profile *lp = profile__new(), *rp = profile__new();
+	int64_t lf, lu, rf, ru;
+	uint64_t lt, rt;
+	size_t max_nodes;
+	json_t *meta = NULL;
+	char err[256];
+	int ret;
+
+	store_query_init(&lq);
+	store_query_init(&rq);
+	if (parse_query(r, resp, "leftQuery", "leftFrom", "leftUntil", &lq, &lf, &lu, true) ||
+	    parse_query(r, resp, "rightQuery", "rightFrom", "rightUntil", &rq, &rf, &ru, true) ||
+	    parse_max_nodes(r, resp, &max_nodes))
+		goto out;
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__select(r->srv->store, &lq, lf, lu, lp, err, sizeof(err));
+	if (!ret)
+		ret = store__select(r->srv->store, &rq, rf, ru, rp, err, sizeof(err));
+	meta = service_meta(r->srv, lq.service);
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret) {
+		resp__error(resp, 500, "%s", err);
+		goto out;
+	}
+	json_t *fb = flamebearer__build(lp, rp, max_nodes, &lt, &rt);
+	json_object_set_new(meta, "format", json_string("double"));
+	json_object_set_new(meta, "name", json_string(lq.service));
+	json_object_set_new(meta, "appName", json_string(lq.service));
+	json_object_set_new(meta, "maxNodes", json_integer((json_int_t)max_nodes));
+	resp__json(resp, 200, json_pack("{s:i,s:o,s:O,s:I,s:I}", "version", 1, "flamebearer", fb,
+					"metadata", meta, "leftTicks", (json_int_t)lt,
+					"rightTicks", (json_int_t)rt));
+out:
+	json_decref(meta);
+	store_query_release(&lq);
+	store_query_release(&rq);
+	profile__free(lp);
+	profile__free(rp);
+}
+
+static void send_strings(struct response *resp, const char *first, char **v, size_t n)
+{
+	json_t *a = json_array();
+
+	if (first)
+		json_array_append_new(a, json_string(first));
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_string(v[i]);
+		if (s)
+			json_array_append_new(a, s);
+	}
+	resp__json(resp, 200, a);
+}
+
+void query__labels(struct request *r, struct response *resp)
+{
+	struct store_query q;
+	int64_t from, until;
+	char err[256], **v = NULL;
+	size_t n = 0;
+	int ret;
+
+	store_query_init(&q);
+	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, false))
+		goto out;
+	if (!req__arg(r, "from"))
+		from = 0;
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__label_names(r->srv->store, &q, from, until, &v, &n, err, sizeof(err));
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret)
+		resp__error(resp, 500, "%s", err);
+	else
+		send_strings(resp, "__name__", v, n);
+	store__free_strings(v, n);
+out:
+	store_query_release(&q);
+}
+
+void query__label_values(struct request *r, struct response *resp)
+{
+	const char *label = req__arg(r, "label");
+	struct store_query q;
+	struct store_service *sv = NULL;
+	int64_t from, until;
+	char err[256], **v = NULL;
+	size_t n = 0;
+	int ret;
+
+	store_query_init(&q);
+	if (!label || !*label) {
+		resp__error(resp, 400, "missing 'label' parameter");
+		goto out;
+	}
+	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, false))
+		goto out;
+	if (!req__arg(r, "from"))
+		from = 0;
+	pthread_mutex_lock(&r->srv->lock);
+	if (!strcmp(label, "__name__")) {
+		ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
+		if (!ret) {
+			v = xcalloc(n + 1, sizeof(*v));
+			for (size_t i = 0; i < n; i++)
+				v[i] = xstrdup(sv[i].name);
+			store__free_services(sv, n);
+		}
+	} else {
+		ret = store__label_values(r->srv->store, &q, label, from, until, &v, &n, err,
+					  sizeof(err));
+	}
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret)
+		resp__error(resp, 500, "%s", err);
+	else
+		send_strings(resp, NULL, v, n);
+	store__free_strings(v, n);
+out:
+	store_query_release(&q);
+}
+
+void query__apps(struct request *r, struct response *resp)
+{
+	struct store_service *sv = NULL;
+	size_t n = 0;
+	char err[256];
+	int ret;
+
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret) {
+		resp__error(resp, 500, "%s", err);
+		return;
+	}
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:I}", "name", sv[i].name,
+						   "spyName", sv[i].spy_name, "sampleRate",
+						   (int)sv[i].sample_rate, "units", sv[i].units,
+						   "lastSeen", (json_int_t)sv[i].last_seen));
+	store__free_services(sv, n);
+	resp__json(resp, 200, a);
+}
+
+void query__series(struct request *r, struct response *resp)
+{
+	struct store_query q;
+	struct store_series ts = { 0 };
+	int64_t from, until;
+	char err[256];
+	int ret;
+
+	store_query_init(&q);
+	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true))
+		goto out;
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__series(r->srv->store, &q, from, until, &ts, err, sizeof(err));
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret)
+		resp__error(resp, 500, "%s", err);
+	else
+		resp__json(resp, 200, timeline_json(&ts));
+	free(ts.samples);
+out:
+	store_query_release(&q);
+}

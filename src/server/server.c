@@ -1,0 +1,359 @@
+/* The HTTP front of `kiln serve`: libmicrohttpd with a pool of threads, routing, token
+ * checks, body limits, and the retention thread. Handlers run outside the store lock and
+ * take it only around store calls. */
+#include "server/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "util/log.h"
+
+enum { AUTH_NONE, AUTH_UPLOAD };
+
+static const struct route {
+	const char *method, *path;
+	void (*fn)(struct request *r, struct response *resp);
+	int auth;
+} routes[] = {
+	{ "POST", "/api/v2/profiles", ingest__gprofiler, AUTH_UPLOAD },
+	{ "POST", "/api/v1/profiles", ingest__gprofiler, AUTH_UPLOAD },
+	{ "POST", "/ingest", ingest__pyroscope, AUTH_UPLOAD },
+	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_UPLOAD },
+	{ "GET", "/pyroscope/render", query__render, AUTH_NONE },
+	{ "GET", "/render", query__render, AUTH_NONE },
+	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_NONE },
+	{ "GET", "/render-diff", query__render_diff, AUTH_NONE },
+	{ "GET", "/pyroscope/labels", query__labels, AUTH_NONE },
+	{ "GET", "/labels", query__labels, AUTH_NONE },
+	{ "GET", "/pyroscope/label-values", query__label_values, AUTH_NONE },
+	{ "GET", "/label-values", query__label_values, AUTH_NONE },
+	{ "GET", "/api/apps", query__apps, AUTH_NONE },
+	{ "GET", "/api/series", query__series, AUTH_NONE },
+};
+
+static void health(struct request *r, struct response *resp)
+{
+	resp__json(resp, 200, json_pack("{s:s}", "message", "ok"));
+}
+
+static const struct route health_routes[] = {
+	{ "GET", "/api/v1/health_check", health, AUTH_NONE },
+	{ "GET", "/api/v2/health_check", health, AUTH_NONE },
+	{ "GET", "/healthz", health, AUTH_NONE },
+};
+
+static const struct route *find_route(const char *method, const char *url, bool *path_known)
+{
+	const struct route *tables[] = { routes, health_routes };
+	const size_t sizes[] = { sizeof(routes) / sizeof(routes[0]),
+				 sizeof(health_routes) / sizeof(health_routes[0]) };
+
+	*path_known = false;
+	for (size_t t = 0; t < 2; t++) {
+		for (size_t i = 0; i < sizes[t]; i++) {
+			if (strcmp(tables[t][i].path, url))
+				continue;
+			*path_known = true;
+			if (!strcmp(tables[t][i].method, method) ||
+			    (!strcmp(method, "HEAD") && !strcmp(tables[t][i].method, "GET")))
+				return &tables[t][i];
+		}
+	}
+	return NULL;
+}
+
+/* Compares in time that depends only on the lengths, not on where the bytes differ. */
+static bool token_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char diff = la != lb;
+
+	for (size_t i = 0; i < la; i++)
+		diff |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
+	return !diff && lb;
+}
+
+static bool authorized(const struct request *r)
+{
+	const struct server *srv = r->srv;
+	const char *cand[3] = { req__header(r, "GPROFILER-API-KEY"), req__arg(r, "key"), NULL };
+	const char *authz = req__header(r, "Authorization");
+	char *decoded = NULL;
+	bool ok = false;
+
+	if (!srv->nr_tokens)
+		return true;
+	if (authz && !strncasecmp(authz, "Bearer ", 7)) {
+		cand[2] = authz + 7;
+	} else if (authz && !strncasecmp(authz, "Basic ", 6)) {
+		/* Pyroscope SDKs put the token in the password of basic auth. */
+		char *pass = NULL;
+		char *user = MHD_basic_auth_get_username_password(r->conn, &pass);
+		if (user)
+			MHD_free(user);
+		decoded = pass;
+		cand[2] = pass;
+	}
+	for (size_t c = 0; c < 3; c++)
+		for (size_t i = 0; cand[c] && i < srv->nr_tokens; i++)
+			ok |= token_equal(cand[c], srv->tokens[i]);
+	if (decoded)
+		MHD_free(decoded);
+	return ok;
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *conn, struct response *resp)
+{
+	struct MHD_Response *m;
+	enum MHD_Result ret;
+	size_t len;
+	char *body = strbuf_detach(&resp->body, &len);
+
+	m = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!m) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(m, "Content-Type", resp->content_type ? resp->content_type
+								 : "application/json");
+	if (resp->disposition)
+		MHD_add_response_header(m, "Content-Disposition", resp->disposition);
+	ret = MHD_queue_response(conn, resp->status, m);
+	MHD_destroy_response(m);
+	return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *msg)
+{
+	struct response resp = { .status = status };
+	enum MHD_Result ret;
+
+	strbuf_init(&resp.body, 0);
+	resp__error(&resp, status, "%s", msg);
+	ret = send_response(conn, &resp);
+	strbuf_release(&resp.body);
+	return ret;
+}
+
+struct conn_state {
+	struct request req;
+	const struct route *route;
+};
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+	struct server *srv = cls;
+	struct conn_state *cs = *con_cls;
+
+	if (!cs) {
+		bool known;
+		const struct route *route = find_route(method, url, &known);
+		const char *clen;
+
+		if (!route)
+			return send_error(conn, known ? 405 : 404,
+					  known ? "method not allowed" : "no such endpoint");
+		if (route->auth == AUTH_UPLOAD) {
+			struct request probe = { .srv = srv, .conn = conn };
+			if (!authorized(&probe))
+				return send_error(conn, 401, "missing or invalid token");
+		}
+		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		if (clen && strtoull(clen, NULL, 10) > srv->opts.max_body_bytes) {
+			char msg[96];
+			snprintf(msg, sizeof(msg), "request body is larger than %zu bytes",
+				 srv->opts.max_body_bytes);
+			return send_error(conn, 413, msg);
+		}
+		cs = xcalloc(1, sizeof(*cs));
+		cs->route = route;
+		cs->req.srv = srv;
+		cs->req.conn = conn;
+		cs->req.method = method;
+		cs->req.url = url;
+		strbuf_init(&cs->req.body, 0);
+		*con_cls = cs;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (cs->req.body.len + *upload_size > srv->opts.max_body_bytes)
+			cs->req.too_large = true;
+		else
+			strbuf_add(&cs->req.body, upload_data, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (cs->req.too_large) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "request body is larger than %zu bytes",
+			 srv->opts.max_body_bytes);
+		return send_error(conn, 413, msg);
+	}
+
+	struct response resp = { .status = 500 };
+	enum MHD_Result ret;
+	strbuf_init(&resp.body, 0);
+	cs->route->fn(&cs->req, &resp);
+	if (resp.status >= 400)
+		log_debug("%s %s: %u %s", method, url, resp.status, resp.body.buf);
+	ret = send_response(conn, &resp);
+	strbuf_release(&resp.body);
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn_state *cs = *con_cls;
+
+	if (!cs)
+		return;
+	strbuf_release(&cs->req.body);
+	free(cs);
+	*con_cls = NULL;
+}
+
+/* Runs retention at start and every hour until the server stops. */
+static void *retention_loop(void *arg)
+{
+	struct server *srv = arg;
+	char err[256];
+
+	pthread_mutex_lock(&srv->stop_lock);
+	while (!srv->stopping) {
+		pthread_mutex_unlock(&srv->stop_lock);
+		pthread_mutex_lock(&srv->lock);
+		int n = store__retain(srv->store, req__now() - (int64_t)srv->opts.retention_days * 86400,
+				      err, sizeof(err));
+		pthread_mutex_unlock(&srv->lock);
+		if (n < 0)
+			log_error("%s", err);
+		else if (n)
+			log_info("retention: deleted %d sample rows", n);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 3600;
+		pthread_mutex_lock(&srv->stop_lock);
+		while (!srv->stopping &&
+		       pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&srv->stop_lock);
+	return NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err, size_t errlen)
+{
+	const char *colon = strrchr(listen, ':');
+	char host[64];
+	char *end;
+	long port;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (!colon || (size_t)(colon - listen) >= sizeof(host))
+		goto bad;
+	memcpy(host, listen, (size_t)(colon - listen));
+	host[colon - listen] = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || *end || port < 0 || port > 65535)
+		goto bad;
+	if (!*host || !strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		goto bad;
+	sa->sin_port = htons((uint16_t)port);
+	return 0;
+bad:
+	errmsg(err, errlen, "failed to parse listen address '%s': expected IPV4:PORT", listen);
+	return -EINVAL;
+}
+
+struct server *server__start(const struct server_options *opts, char *err, size_t errlen)
+{
+	struct server *srv = xcalloc(1, sizeof(*srv));
+	struct store_options so = { .retention_days = opts->retention_days };
+	struct sockaddr_in sa;
+	const union MHD_DaemonInfo *info;
+
+	srv->opts = *opts;
+	if (!srv->opts.listen)
+		srv->opts.listen = SERVER_DEFAULT_LISTEN;
+	if (!srv->opts.max_body_bytes)
+		srv->opts.max_body_bytes = SERVER_DEFAULT_MAX_BODY;
+	if (!srv->opts.max_decoded_bytes)
+		srv->opts.max_decoded_bytes = SERVER_DEFAULT_MAX_DECODED;
+	if (!srv->opts.threads)
+		srv->opts.threads = 4;
+	srv->nr_tokens = opts->nr_tokens;
+	srv->tokens = xcalloc(opts->nr_tokens + 1, sizeof(*srv->tokens));
+	for (size_t i = 0; i < opts->nr_tokens; i++)
+		srv->tokens[i] = xstrdup(opts->tokens[i]);
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_mutex_init(&srv->stop_lock, NULL);
+	pthread_cond_init(&srv->stop_cond, NULL);
+	if (parse_listen(srv->opts.listen, &sa, err, errlen))
+		goto fail;
+	srv->store = store__open(opts->data_dir ? opts->data_dir : "kiln-data", &so, err, errlen);
+	if (!srv->store)
+		goto fail;
+	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+				    0, NULL, NULL, on_request, srv,
+				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				    MHD_OPTION_THREAD_POOL_SIZE, srv->opts.threads,
+				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+				    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+				    MHD_OPTION_END);
+	if (!srv->mhd) {
+		errmsg(err, errlen, "failed to listen on '%s': %s", srv->opts.listen,
+		       strerror(errno ? errno : EADDRINUSE));
+		goto fail;
+	}
+	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	srv->port = info ? info->port : ntohs(sa.sin_port);
+	if (srv->opts.retention_days > 0) {
+		if (pthread_create(&srv->retention_thread, NULL, retention_loop, srv) == 0)
+			srv->retention_started = true;
+	}
+	return srv;
+fail:
+	server__stop(srv);
+	return NULL;
+}
+
+uint16_t server__port(const struct server *srv)
+{
+	return srv->port;
+}
+
+void server__stop(struct server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->mhd)
+		MHD_stop_daemon(srv->mhd);
+	if (srv->retention_started) {
+		pthread_mutex_lock(&srv->stop_lock);
+		srv->stopping = true;
+		pthread_cond_signal(&srv->stop_cond);
+		pthread_mutex_unlock(&srv->stop_lock);
+		pthread_join(srv->retention_thread, NULL);
+	}
+	store__close(srv->store);
+	for (size_t i = 0; i < srv->nr_tokens; i++)
+		free(srv->tokens[i]);
+	free(srv->tokens);
+	pthread_mutex_destroy(&srv->lock);
+	pthread_mutex_destroy(&srv->stop_lock);
+	pthread_cond_destroy(&srv->stop_cond);
+	free(srv);
+}

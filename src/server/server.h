@@ -1,0 +1,44 @@
+/* `kiln serve`: the HTTP server (libmicrohttpd) in front of the store.
+ *
+ * Routes (see server/ingest.c and server/query.c):
+ *   GET  /api/v1/health_check, /api/v2/health_check     gProfiler agent's start check
+ *   POST /api/v2/profiles                               gProfiler upload (gzip JSON + .col)
+ *   POST /ingest, /pyroscope/ingest                     Pyroscope push (folded, lines, pprof)
+ *   GET  /pyroscope/render, /render                     flamebearer JSON, or format=collapsed|pprof
+ *   GET  /pyroscope/render-diff, /render-diff           "double" flamebearer
+ *   GET  /pyroscope/labels, /labels, /pyroscope/label-values, /label-values
+ *   GET  /api/apps                                      services with their metadata
+ *   GET  /api/series                                    sample totals over time
+ * Uploads need a token when tokens are configured; every error is JSON {"error": "..."}. */
+#ifndef KILN_SERVER_SERVER_H
+#define KILN_SERVER_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct server_options {
+	const char *listen;		/* "ADDR:PORT"; port 0 picks a free one */
+	const char *data_dir;		/* store location, see store__open */
+	int retention_days;		/* raw data kept this long; 0 keeps everything */
+	const char *const *tokens;	/* accepted upload tokens; none: uploads are open */
+	size_t nr_tokens;
+	size_t max_body_bytes;		/* request body as sent (413 beyond) */
+	size_t max_decoded_bytes;	/* body after gzip decoding (413 beyond) */
+	unsigned threads;		/* HTTP worker threads */
+};
+
+#define SERVER_DEFAULT_LISTEN "127.0.0.1:4040"
+#define SERVER_DEFAULT_MAX_BODY (16u << 20)
+#define SERVER_DEFAULT_MAX_DECODED (256u << 20)
+
+struct server;
+
+/* Opens the store and starts serving in background threads. Returns NULL with a message
+ * in err when the store cannot be opened or the address cannot be bound. */
+struct server *server__start(const struct server_options *opts, char *err, size_t errlen);
+/* The port actually bound (useful with port 0). */
+uint16_t server__port(const struct server *srv);
+/* Stops serving, waits for requests in flight, closes the store. Accepts NULL. */
+void server__stop(struct server *srv);
+
+#endif

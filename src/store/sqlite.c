@@ -1,0 +1,335 @@
+/* The SQLite backend: schema, loading the dictionaries, ingest, retention.
+ *
+ * Durability: journal_mode=WAL with synchronous=FULL, so a COMMIT returns only after the
+ * WAL is fsync'd: an upload acknowledged with a 2xx survives kill -9 and power loss.
+ * (NORMAL would survive kill -9 too, since the WAL is in the page cache once COMMIT
+ * returns, but not a power cut; FULL costs one fsync per upload, not per row.)
+ * Space: auto_vacuum=INCREMENTAL, so retention hands freed pages back to the file system. */
+#include "store/sqlite_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "util/log.h"
+#include "util/strbuf.h"
+
+const int64_t level_step[NR_LEVELS] = { STORE_RAW_STEP, STORE_HOUR_STEP, STORE_DAY_STEP };
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+	" frame INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS services(id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
+	" units TEXT, spy_name TEXT, sample_rate INTEGER, last_seen INTEGER);"
+	"CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
+	" labels TEXT NOT NULL, first_seen INTEGER, last_seen INTEGER, UNIQUE(service, labels));"
+	"CREATE TABLE IF NOT EXISTS samples(level INTEGER NOT NULL, service INTEGER NOT NULL,"
+	" bucket INTEGER NOT NULL, series INTEGER NOT NULL, total INTEGER NOT NULL,"
+	" nrows INTEGER NOT NULL, data BLOB NOT NULL,"
+	" PRIMARY KEY(level, service, bucket, series)) WITHOUT ROWID;";
+
+int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_t errlen)
+{
+	errmsg(err, errlen, "failed to %s in '%s': %s", what, s->path, sqlite3_errmsg(s->db));
+	return rc == SQLITE_FULL ? -ENOSPC : rc == SQLITE_BUSY ? -EBUSY : -EIO;
+}
+
+void sq__labels_key(struct strbuf *out, const struct labels *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		size_t start = out->len;
+		strbuf_addf(out, "%s\x1f", l->v[i].name);
+		for (size_t j = start; j < out->len - 1; j++)
+			if ((unsigned char)out->buf[j] < 0x20)
+				out->buf[j] = '?';
+		start = out->len;
+		strbuf_addf(out, "%s\x1e", l->v[i].value);
+		for (size_t j = start; j < out->len - 1; j++)
+			if ((unsigned char)out->buf[j] < 0x20)
+				out->buf[j] = '?';
+	}
+}
+
+static void labels_from_key(struct labels *l, const char *key)
+{
+	while (*key) {
+		const char *us = strchr(key, '\x1f'), *rs;
+		if (!us)
+			break;
+		rs = strchr(us, '\x1e');
+		if (!rs)
+			break;
+		char *name = xstrndup(key, (size_t)(us - key)), *value = xstrndup(us + 1, (size_t)(rs - us - 1));
+		labels__set(l, name, value);
+		free(name);
+		free(value);
+		key = rs + 1;
+	}
+}
+
+void sq__add_name(struct sqlite_store *s, uint32_t id, const char *name)
+{
+	bool created;
+
+	if (id >= s->alloc_names) {
+		size_t n = s->alloc_names ? s->alloc_names : 1024;
+		while (n <= id)
+			n *= 2;
+		s->names = xrealloc(s->names, n * sizeof(*s->names));
+		memset(s->names + s->alloc_names, 0, (n - s->alloc_names) * sizeof(*s->names));
+		s->alloc_names = n;
+	}
+	s->names[id] = xstrdup(name);
+	if (id >= s->nr_names)
+		s->nr_names = id + 1;
+	*hashmap__insert(s->name_ids, name, strlen(name), &created) = (void *)(uintptr_t)id;
+}
+
+void sq__add_node(struct sqlite_store *s, uint32_t id, uint32_t parent, uint32_t frame)
+{
+	if (id >= s->alloc_nodes) {
+		size_t n = s->alloc_nodes ? s->alloc_nodes : 4096;
+		while (n <= id)
+			n *= 2;
+		s->parent = xrealloc(s->parent, n * sizeof(*s->parent));
+		s->frame = xrealloc(s->frame, n * sizeof(*s->frame));
+		s->alloc_nodes = n;
+	}
+	s->parent[id] = parent;
+	s->frame[id] = frame;
+	if (id >= s->nr_nodes)
+		s->nr_nodes = id + 1;
+	if (id)
+		idmap__set(s->node_ids, (uint64_t)parent << 32 | frame, id);
+}
+
+void sq__add_service(struct sqlite_store *s, int64_t id, const char *name, const char *units,
+			const char *spy, uint32_t rate, int64_t last_seen)
+{
+	struct sq_service *v;
+	bool created;
+
+	s->services = xrealloc(s->services, (s->nr_services + 1) * sizeof(*s->services));
+	v = &s->services[s->nr_services++];
+	v->id = id;
+	v->name = xstrdup(name);
+	v->units = xstrdup(units ? units : "samples");
+	v->spy_name = xstrdup(spy ? spy : "unknown");
+	v->sample_rate = rate ? rate : 100;
+	v->last_seen = last_seen;
+	*hashmap__insert(s->service_ids, name, strlen(name), &created) =
+		(void *)(uintptr_t)s->nr_services;
+}
+
+void sq__series_key(struct strbuf *out, int64_t service, const char *labels_key)
+{
+	strbuf_add(out, &service, sizeof(service));
+	strbuf_addstr(out, labels_key);
+}
+
+void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service, const char *key,
+		       int64_t first, int64_t last)
+{
+	struct strbuf k = STRBUF_INIT;
+	struct sq_series *v;
+	bool created;
+
+	s->series = xrealloc(s->series, (s->nr_series + 1) * sizeof(*s->series));
+	v = &s->series[s->nr_series++];
+	v->id = id;
+	v->service = service;
+	labels_init(&v->labels);
+	labels_from_key(&v->labels, key);
+	labels__sort(&v->labels);
+	v->first_seen = first;
+	v->last_seen = last;
+	sq__series_key(&k, service, key);
+	*hashmap__insert(s->series_ids, k.buf, k.len, &created) = (void *)(uintptr_t)s->nr_series;
+	strbuf_release(&k);
+}
+
+static void free_memory(struct sqlite_store *s)
+{
+	for (size_t i = 0; i < s->nr_names; i++)
+		free(s->names[i]);
+	free(s->names);
+	hashmap__free(s->name_ids);
+	free(s->parent);
+	free(s->frame);
+	idmap__free(s->node_ids);
+	for (size_t i = 0; i < s->nr_services; i++) {
+		free(s->services[i].name);
+		free(s->services[i].units);
+		free(s->services[i].spy_name);
+	}
+	free(s->services);
+	hashmap__free(s->service_ids);
+	for (size_t i = 0; i < s->nr_series; i++)
+		labels_release(&s->series[i].labels);
+	free(s->series);
+	hashmap__free(s->series_ids);
+	s->names = NULL;
+	s->parent = s->frame = NULL;
+	s->services = NULL;
+	s->series = NULL;
+	s->nr_names = s->alloc_names = s->nr_nodes = s->alloc_nodes = 0;
+	s->nr_services = s->nr_series = 0;
+}
+
+/* (Re)loads the in-memory mirror of the dictionaries from the database. */
+int sq__load(struct sqlite_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	free_memory(s);
+	s->name_ids = hashmap__new();
+	s->node_ids = idmap__new();
+	s->service_ids = hashmap__new();
+	s->series_ids = hashmap__new();
+	sq__add_node(s, 0, 0, 0);
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id, name FROM frames", -1, &st, NULL))
+		return sq__error(s, 0, "read frames", err, errlen);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq__add_name(s, (uint32_t)sqlite3_column_int64(st, 0),
+			 (const char *)sqlite3_column_text(st, 1));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sq__error(s, rc, "read frames", err, errlen);
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id, parent, frame FROM stacks", -1, &st, NULL))
+		return sq__error(s, 0, "read stacks", err, errlen);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq__add_node(s, (uint32_t)sqlite3_column_int64(st, 0),
+			 (uint32_t)sqlite3_column_int64(st, 1), (uint32_t)sqlite3_column_int64(st, 2));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sq__error(s, rc, "read stacks", err, errlen);
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id, name, units, spy_name, sample_rate, last_seen"
+			       " FROM services ORDER BY id", -1, &st, NULL))
+		return sq__error(s, 0, "read services", err, errlen);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq__add_service(s, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+			    (const char *)sqlite3_column_text(st, 2),
+			    (const char *)sqlite3_column_text(st, 3),
+			    (uint32_t)sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sq__error(s, rc, "read services", err, errlen);
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id, service, labels, first_seen, last_seen FROM series"
+			       " ORDER BY id", -1, &st, NULL))
+		return sq__error(s, 0, "read series", err, errlen);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		sq__add_series(s, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			   (const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 3),
+			   sqlite3_column_int64(st, 4));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sq__error(s, rc, "read series", err, errlen);
+	return 0;
+}
+
+const struct sq_service *sq__find_service(const struct sqlite_store *s, const char *name)
+{
+	size_t len = strlen(name);
+	void **slot = hashmap__find(s->service_ids, name, len);
+
+	if (!slot && len > 4 && !strcmp(name + len - 4, ".cpu"))
+		slot = hashmap__find(s->service_ids, name, len - 4);
+	if (!slot) {
+		struct strbuf alt = STRBUF_INIT;
+		strbuf_addf(&alt, "%s.cpu", name);
+		slot = hashmap__find(s->service_ids, alt.buf, alt.len);
+		strbuf_release(&alt);
+	}
+	return slot ? &s->services[(uintptr_t)*slot - 1] : NULL;
+}
+
+static int exec(struct sqlite_store *s, const char *sql, char *err, size_t errlen)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	return rc ? sq__error(s, rc, sql, err, errlen) : 0;
+}
+
+static void sq_close(struct store *st);
+
+static const struct store_ops sqlite_ops = {
+	.put = sq__put,
+	.select = sq__select,
+	.series = sq__series,
+	.label_names = sq__label_names,
+	.label_values = sq__label_values,
+	.services = sq__services,
+	.retain = sq__retain,
+	.stats = sq__stats,
+	.close = sq_close,
+};
+
+struct store *sqlite_store__open(const char *path, const struct store_options *opts,
+				 char *err, size_t errlen)
+{
+	struct sqlite_store *s = xcalloc(1, sizeof(*s));
+	int rc;
+
+	s->base.ops = &sqlite_ops;
+	if (opts)
+		s->base.opts = *opts;
+	s->path = xstrdup(path);
+	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			     SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc) {
+		errmsg(err, errlen, "failed to open database '%s': %s", path,
+		       s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	/* auto_vacuum must be set before the first table is created. */
+	if (exec(s, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
+		 " PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;",
+		 err, errlen) ||
+	    exec(s, schema, err, errlen))
+		goto fail;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO frames(id, name) VALUES(?, ?)", -1,
+			       &s->ins_frame, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO stacks(id, parent, frame) VALUES(?, ?, ?)", -1,
+			       &s->ins_stack, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO series(service, labels, first_seen, last_seen)"
+			       " VALUES(?, ?, ?, ?)", -1, &s->ins_series, NULL) ||
+	    sqlite3_prepare_v2(s->db, "UPDATE series SET first_seen = min(first_seen, ?),"
+			       " last_seen = max(last_seen, ?) WHERE id = ?", -1, &s->upd_series, NULL) ||
+	    sqlite3_prepare_v2(s->db, "SELECT total, nrows, data FROM samples WHERE level = ? AND"
+			       " service = ? AND bucket = ? AND series = ?", -1, &s->get_row, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO samples(level, service, bucket, series,"
+			       " total, nrows, data) VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &s->put_row, NULL)) {
+		sq__error(s, 0, "prepare statements", err, errlen);
+		goto fail;
+	}
+	if (sq__load(s, err, errlen))
+		goto fail;
+	return &s->base;
+fail:
+	sq_close(&s->base);
+	return NULL;
+}
+
+static void sq_close(struct store *st)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+
+	sqlite3_finalize(s->ins_frame);
+	sqlite3_finalize(s->ins_stack);
+	sqlite3_finalize(s->ins_series);
+	sqlite3_finalize(s->upd_series);
+	sqlite3_finalize(s->get_row);
+	sqlite3_finalize(s->put_row);
+	sqlite3_close(s->db);
+	free_memory(s);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,100 @@
+/* Internals of the SQLite backend, shared by store/sqlite.c (schema, writes, retention)
+ * and store/sqlite_query.c (reads). Not a public interface.
+ *
+ * Schema:
+ *   frames(id, name)                        a frame name, stored once
+ *   stacks(id, parent, frame)               parent-pointer tree: a stack is its leaf's id
+ *   services(id, name, units, spy_name, sample_rate, last_seen)
+ *   series(id, service, labels, first_seen, last_seen)   labels: "k\x1fv\x1e..." sorted
+ *   samples(level, service, bucket, series, total, nrows, data) WITHOUT ROWID
+ *           level 0/1/2 = 10 s / 1 h / 1 d buckets; data = store/rows.h blob
+ *
+ * The frames, stacks, services and series tables are mirrored in memory (loaded at open),
+ * so that ingest deduplicates without a query and select rebuilds stacks without one. */
+#ifndef KILN_STORE_SQLITE_INT_H
+#define KILN_STORE_SQLITE_INT_H
+
+#include <sqlite3.h>
+
+#include "store/rows.h"
+#include "store/store.h"
+#include "util/hashmap.h"
+
+#define NR_LEVELS 3
+
+struct sq_service {
+	int64_t id;
+	char *name, *units, *spy_name;
+	uint32_t sample_rate;
+	int64_t last_seen;
+};
+
+struct sq_series {
+	int64_t id;
+	int64_t service;
+	struct labels labels;
+	int64_t first_seen, last_seen;
+};
+
+struct sqlite_store {
+	struct store base;
+	sqlite3 *db;
+	char *path;
+
+	/* frames: id -> name (names[0] unused), name -> id */
+	char **names;
+	size_t nr_names, alloc_names;
+	struct hashmap *name_ids;
+
+	/* stack nodes: id -> parent, frame (index 0 unused); (parent << 32 | frame) -> id */
+	uint32_t *parent, *frame;
+	size_t nr_nodes, alloc_nodes;	/* highest id + 1 */
+	struct idmap *node_ids;
+
+	struct sq_service *services;
+	size_t nr_services;
+	struct hashmap *service_ids;	/* name -> index + 1 */
+
+	struct sq_series *series;
+	size_t nr_series;
+	struct hashmap *series_ids;	/* service id bytes + labels key -> index + 1 */
+
+	sqlite3_stmt *ins_frame, *ins_stack, *ins_series, *upd_series, *get_row, *put_row;
+};
+
+extern const int64_t level_step[NR_LEVELS];
+
+/* The series' labels as stored in the series table. */
+void sq__labels_key(struct strbuf *out, const struct labels *l);
+/* Finds a service by name; returns NULL when absent. For "app.cpu" also tries "app" and
+ * the other way round, so gProfiler services answer Pyroscope-style queries. */
+const struct sq_service *sq__find_service(const struct sqlite_store *s, const char *name);
+int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_t errlen);
+
+void sq__add_name(struct sqlite_store *s, uint32_t id, const char *name);
+void sq__add_node(struct sqlite_store *s, uint32_t id, uint32_t parent, uint32_t frame);
+void sq__add_service(struct sqlite_store *s, int64_t id, const char *name, const char *units,
+		     const char *spy, uint32_t rate, int64_t last_seen);
+void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service, const char *key,
+		    int64_t first, int64_t last);
+/* The series_ids key of (service, labels key). */
+void sq__series_key(struct strbuf *out, int64_t service, const char *labels_key);
+/* (Re)loads the in-memory mirror from the database, e.g. after a rolled-back put. */
+int sq__load(struct sqlite_store *s, char *err, size_t errlen);
+
+int sq__put(struct store *st, const struct store_put *put, char *err, size_t errlen);
+int sq__retain(struct store *st, int64_t before, char *err, size_t errlen);
+int sq__stats(struct store *st, struct store_stats *out, char *err, size_t errlen);
+int sq__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+	       struct profile *out, char *err, size_t errlen);
+int sq__series(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+	       struct store_series *out, char *err, size_t errlen);
+int sq__label_names(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+		    char ***out, size_t *n, char *err, size_t errlen);
+int sq__label_values(struct store *st, const struct store_query *q, const char *name,
+		     int64_t from, int64_t until, char ***out, size_t *n, char *err,
+		     size_t errlen);
+int sq__services(struct store *st, struct store_service **out, size_t *n, char *err,
+		 size_t errlen);
+
+#endif

@@ -1,0 +1,337 @@
+/* The SQLite backend's reads. A range is cut into whole days (read from day rows), whole
+ * hours (hour rows) and the edges (raw 10 s rows), so that a week costs about as much as an
+ * hour. Sample blobs are decoded into a dense count array indexed by stack id, and each
+ * stack is rebuilt once from the in-memory parent-pointer tree. */
+#include "store/sqlite_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/strbuf.h"
+
+struct range {
+	int level;
+	int64_t from, until;
+};
+
+static int64_t ceil_to(int64_t t, int64_t step)
+{
+	int64_t b = t / step * step;
+	return b < t ? b + step : b;
+}
+
+static int64_t floor_to(int64_t t, int64_t step)
+{
+	int64_t b = t / step * step;
+	return b > t ? b - step : b;
+}
+
+/* Cuts [from, until) into at most 5 ranges at the coarsest level that covers them. */
+static size_t cut_range(int64_t from, int64_t until, struct range *out)
+{
+	size_t n = 0;
+	int64_t d0 = ceil_to(from, STORE_DAY_STEP), d1 = floor_to(until, STORE_DAY_STEP);
+	int64_t edges[2][2];
+	size_t nedges = 0;
+
+	if (from >= until)
+		return 0;
+	if (d0 < d1) {
+		out[n++] = (struct range){ 2, d0, d1 };
+		edges[nedges][0] = from, edges[nedges++][1] = d0;
+		edges[nedges][0] = d1, edges[nedges++][1] = until;
+	} else {
+		edges[nedges][0] = from, edges[nedges++][1] = until;
+	}
+	for (size_t i = 0; i < nedges; i++) {
+		int64_t a = edges[i][0], b = edges[i][1];
+		int64_t h0 = ceil_to(a, STORE_HOUR_STEP), h1 = floor_to(b, STORE_HOUR_STEP);
+		if (a >= b)
+			continue;
+		if (h0 < h1) {
+			out[n++] = (struct range){ 1, h0, h1 };
+			if (a < h0)
+				out[n++] = (struct range){ 0, a, h0 };
+			if (h1 < b)
+				out[n++] = (struct range){ 0, h1, b };
+		} else {
+			out[n++] = (struct range){ 0, a, b };
+		}
+	}
+	return n;
+}
+
+/* Marks the matching series of a service: wanted[series id] = 1. */
+static uint8_t *match_series(struct sqlite_store *s, int64_t service, const struct store_query *q,
+			     int64_t from, int64_t until, int64_t *max_id)
+{
+	int64_t top = 0;
+	uint8_t *wanted;
+
+	for (size_t i = 0; i < s->nr_series; i++)
+		if (s->series[i].id > top)
+			top = s->series[i].id;
+	wanted = xcalloc((size_t)top + 1, 1);
+	for (size_t i = 0; i < s->nr_series; i++) {
+		const struct sq_series *v = &s->series[i];
+		if (v->service == service && v->last_seen >= from && v->first_seen < until &&
+		    store_query__matches(q, &v->labels))
+			wanted[v->id] = 1;
+	}
+	*max_id = top;
+	return wanted;
+}
+
+struct acc {
+	uint64_t *counts;
+	uint32_t *touched;
+	size_t nr_touched, alloc_touched, nr_nodes;
+	int bad;
+};
+
+static void acc_one(uint32_t stack, uint64_t count, void *arg)
+{
+	struct acc *a = arg;
+
+	if (stack >= a->nr_nodes) {
+		a->bad = 1;
+		return;
+	}
+	if (!a->counts[stack]) {
+		if (a->nr_touched == a->alloc_touched) {
+			a->alloc_touched = a->alloc_touched ? a->alloc_touched * 2 : 4096;
+			a->touched = xrealloc(a->touched, a->alloc_touched * sizeof(*a->touched));
+		}
+		a->touched[a->nr_touched++] = stack;
+	}
+	a->counts[stack] += count;
+}
+
+static int build_profile(struct sqlite_store *s, struct acc *a, struct profile *out)
+{
+	uint32_t *pmap = xcalloc(s->nr_names ? s->nr_names : 1, sizeof(*pmap));
+	uint32_t *frames = NULL;
+	size_t alloc = 0;
+
+	for (size_t i = 0; i < a->nr_touched; i++) {
+		uint32_t id = a->touched[i], depth = 0;
+		uint64_t count = a->counts[id];
+
+		if (!count)
+			continue;
+		for (uint32_t n = id; n; n = s->parent[n]) {
+			if (depth == alloc) {
+				alloc = alloc ? alloc * 2 : 128;
+				frames = xrealloc(frames, alloc * sizeof(*frames));
+			}
+			uint32_t f = s->frame[n];
+			if (f >= s->nr_names || !s->names[f])
+				continue;
+			if (!pmap[f])
+				pmap[f] = profile__intern_str(out, s->names[f]) + 1;
+			frames[depth++] = pmap[f] - 1;
+			if (depth > 65536)
+				break;
+		}
+		for (uint32_t l = 0, r = depth ? depth - 1 : 0; l < r; l++, r--) {
+			uint32_t t = frames[l];
+			frames[l] = frames[r];
+			frames[r] = t;
+		}
+		if (depth)
+			profile__add(out, frames, depth, count);
+	}
+	free(frames);
+	free(pmap);
+	return 0;
+}
+
+int sq__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+	       struct profile *out, char *err, size_t errlen)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+	const struct sq_service *svc = sq__find_service(s, q->service);
+	struct acc a = { 0 };
+	struct range r[5];
+	size_t nr = cut_range(from, until, r);
+	sqlite3_stmt *rows;
+	uint8_t *wanted;
+	int64_t max_id;
+	int rc = SQLITE_DONE, ret = 0;
+
+	if (!svc || !nr)
+		return 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT series, data FROM samples WHERE level = ? AND"
+			       " service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
+		return sq__error(s, 0, "prepare select", err, errlen);
+	wanted = match_series(s, svc->id, q, from, until, &max_id);
+	a.nr_nodes = s->nr_nodes;
+	a.counts = xcalloc(s->nr_nodes, sizeof(*a.counts));
+	for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
+		sqlite3_bind_int(rows, 1, r[i].level);
+		sqlite3_bind_int64(rows, 2, svc->id);
+		sqlite3_bind_int64(rows, 3, r[i].from);
+		sqlite3_bind_int64(rows, 4, r[i].until);
+		while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
+			int64_t series = sqlite3_column_int64(rows, 0);
+			if (series < 0 || series > max_id || !wanted[series])
+				continue;
+			if (rows__each(sqlite3_column_blob(rows, 1),
+				       (size_t)sqlite3_column_bytes(rows, 1), acc_one, &a))
+				a.bad = 1;
+		}
+		sqlite3_reset(rows);
+	}
+	sqlite3_finalize(rows);
+	if (rc != SQLITE_DONE)
+		ret = sq__error(s, rc, "read samples", err, errlen);
+	else if (a.bad)
+		log_warn("skipped corrupt sample rows in '%s'", s->path);
+	if (!ret)
+		build_profile(s, &a, out);
+	free(a.counts);
+	free(a.touched);
+	free(wanted);
+	return ret;
+}
+
+static const int64_t steps[] = { 10, 60, 300, 900, 3600, 21600, 86400, 604800 };
+
+int sq__series(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+	       struct store_series *out, char *err, size_t errlen)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+	const struct sq_service *svc;
+	int64_t step = steps[sizeof(steps) / sizeof(steps[0]) - 1], max_id;
+	sqlite3_stmt *rows;
+	uint8_t *wanted;
+	int level = 0, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (until <= from) {
+		errmsg(err, errlen, "failed to compute series: empty time range");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if ((until - from) / steps[i] <= 1500) {
+			step = steps[i];
+			break;
+		}
+	}
+	for (int l = NR_LEVELS - 1; l >= 0; l--) {
+		if (step % level_step[l] == 0) {
+			level = l;
+			break;
+		}
+	}
+	out->step = step;
+	out->start = floor_to(from, step);
+	out->n = (size_t)((until - out->start + step - 1) / step);
+	out->samples = xcalloc(out->n, sizeof(*out->samples));
+	svc = sq__find_service(s, q->service);
+	if (!svc)
+		return 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT series, bucket, total FROM samples WHERE level = ?"
+			       " AND service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
+		return sq__error(s, 0, "prepare series", err, errlen);
+	wanted = match_series(s, svc->id, q, out->start, until, &max_id);
+	sqlite3_bind_int(rows, 1, level);
+	sqlite3_bind_int64(rows, 2, svc->id);
+	sqlite3_bind_int64(rows, 3, out->start);
+	sqlite3_bind_int64(rows, 4, until);
+	while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
+		int64_t series = sqlite3_column_int64(rows, 0);
+		int64_t i = (sqlite3_column_int64(rows, 1) - out->start) / step;
+		if (series < 0 || series > max_id || !wanted[series] || i < 0 || (size_t)i >= out->n)
+			continue;
+		out->samples[i] += (uint64_t)sqlite3_column_int64(rows, 2);
+	}
+	sqlite3_finalize(rows);
+	free(wanted);
+	if (rc != SQLITE_DONE) {
+		free(out->samples);
+		memset(out, 0, sizeof(*out));
+		return sq__error(s, rc, "read series", err, errlen);
+	}
+	return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void collect(struct hashmap *set, char ***out, size_t *n)
+{
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	const void *key;
+	size_t len;
+
+	*n = 0;
+	*out = xmalloc((hashmap__count(set) + 1) * sizeof(**out));
+	while (hashmap__next(set, &it, &key, &len, NULL))
+		(*out)[(*n)++] = xstrndup(key, len);
+	qsort(*out, *n, sizeof(**out), str_cmp);
+	hashmap__free(set);
+}
+
+static int labels_common(struct sqlite_store *s, const struct store_query *q, const char *name,
+			 int64_t from, int64_t until, char ***out, size_t *n)
+{
+	const struct sq_service *svc = q->service ? sq__find_service(s, q->service) : NULL;
+	struct hashmap *set = hashmap__new();
+
+	for (size_t i = 0; i < s->nr_series; i++) {
+		const struct sq_series *v = &s->series[i];
+		if ((q->service && (!svc || v->service != svc->id)) || v->last_seen < from ||
+		    v->first_seen >= until || !store_query__matches(q, &v->labels))
+			continue;
+		for (size_t j = 0; j < v->labels.n; j++) {
+			const char *k = name ? (strcmp(v->labels.v[j].name, name) ? NULL
+						: v->labels.v[j].value) : v->labels.v[j].name;
+			if (k)
+				hashmap__insert(set, k, strlen(k), NULL);
+		}
+	}
+	collect(set, out, n);
+	return 0;
+}
+
+int sq__label_names(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+		    char ***out, size_t *n, char *err, size_t errlen)
+{
+	return labels_common((struct sqlite_store *)st, q, NULL, from, until, out, n);
+}
+
+int sq__label_values(struct store *st, const struct store_query *q, const char *name,
+		     int64_t from, int64_t until, char ***out, size_t *n, char *err,
+		     size_t errlen)
+{
+	return labels_common((struct sqlite_store *)st, q, name, from, until, out, n);
+}
+
+static int service_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct store_service *)a)->name,
+		      ((const struct store_service *)b)->name);
+}
+
+int sq__services(struct store *st, struct store_service **out, size_t *n, char *err,
+		 size_t errlen)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+
+	*out = xcalloc(s->nr_services + 1, sizeof(**out));
+	for (size_t i = 0; i < s->nr_services; i++) {
+		(*out)[i].name = xstrdup(s->services[i].name);
+		(*out)[i].units = xstrdup(s->services[i].units);
+		(*out)[i].spy_name = xstrdup(s->services[i].spy_name);
+		(*out)[i].sample_rate = s->services[i].sample_rate;
+		(*out)[i].last_seen = s->services[i].last_seen;
+	}
+	*n = s->nr_services;
+	qsort(*out, *n, sizeof(**out), service_cmp);
+	return 0;
+}

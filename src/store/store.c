@@ -1,0 +1,223 @@
+/* The backend-independent part of the store: label sets, query matching, dispatch. */
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/log.h"
+#include "util/strbuf.h"
+
+void labels_init(struct labels *l)
+{
+	l->v = NULL;
+	l->n = 0;
+}
+
+void labels_release(struct labels *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].value);
+	}
+	free(l->v);
+	labels_init(l);
+}
+
+void labels__set(struct labels *l, const char *name, const char *value)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (!strcmp(l->v[i].name, name)) {
+			free(l->v[i].value);
+			l->v[i].value = xstrdup(value);
+			return;
+		}
+	}
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n].name = xstrdup(name);
+	l->v[l->n].value = xstrdup(value);
+	l->n++;
+}
+
+const char *labels__get(const struct labels *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].name, name))
+			return l->v[i].value;
+	return NULL;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct label *)a)->name, ((const struct label *)b)->name);
+}
+
+void labels__sort(struct labels *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), label_cmp);
+}
+
+void store_query_init(struct store_query *q)
+{
+	memset(q, 0, sizeof(*q));
+}
+
+void store_query_release(struct store_query *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		free(q->m[i].name);
+		free(q->m[i].value);
+		if (q->m[i].op == MATCH_RE || q->m[i].op == MATCH_NRE)
+			regfree(&q->m[i].re);
+	}
+	free(q->m);
+	free(q->service);
+	store_query_init(q);
+}
+
+bool store_query__matches(const struct store_query *q, const struct labels *l)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		const struct matcher *m = &q->m[i];
+		const char *v = labels__get(l, m->name);
+		bool hit;
+
+		if (!v)
+			v = "";
+		switch (m->op) {
+		case MATCH_EQ:
+			hit = !strcmp(v, m->value);
+			break;
+		case MATCH_NE:
+			hit = strcmp(v, m->value) != 0;
+			break;
+		case MATCH_RE:
+			hit = !regexec(&m->re, v, 0, NULL, 0);
+			break;
+		default:
+			hit = regexec(&m->re, v, 0, NULL, 0) != 0;
+			break;
+		}
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
+/* Creates dir and its parents (mode 0755). Returns 0, or -1 with errno set. */
+static int mkdir_p(const char *dir)
+{
+	char *copy = xstrdup(dir);
+	int ret = 0;
+
+	for (char *c = copy + 1;; c++) {
+		if (*c == '/' || !*c) {
+			char saved = *c;
+			*c = 0;
+			if (mkdir(copy, 0755) && errno != EEXIST) {
+				ret = -1;
+				break;
+			}
+			*c = saved;
+			if (!saved)
+				break;
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+struct store *store__open(const char *location, const struct store_options *opts, char *err,
+			  size_t errlen)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct store *s;
+
+	if (!strncmp(location, "sqlite:", 7)) {
+		strbuf_addstr(&path, location + 7);
+	} else if (strstr(location, "://")) {
+		errmsg(err, errlen, "failed to open store '%s': unknown storage scheme", location);
+		return NULL;
+	} else {
+		if (mkdir_p(location) < 0) {
+			errmsg(err, errlen, "failed to create data directory '%s': %s", location,
+			       strerror(errno));
+			return NULL;
+		}
+		strbuf_addf(&path, "%s/kiln.db", location);
+	}
+	s = sqlite_store__open(path.buf, opts, err, errlen);
+	strbuf_release(&path);
+	return s;
+}
+
+void store__close(struct store *s)
+{
+	if (s)
+		s->ops->close(s);
+}
+
+int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen)
+{
+	return s->ops->put(s, put, err, errlen);
+}
+
+int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
+		  struct profile *out, char *err, size_t errlen)
+{
+	return s->ops->select(s, q, from, until, out, err, errlen);
+}
+
+int store__series(struct store *s, const struct store_query *q, int64_t from, int64_t until,
+		  struct store_series *out, char *err, size_t errlen)
+{
+	return s->ops->series(s, q, from, until, out, err, errlen);
+}
+
+int store__label_names(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, char ***out, size_t *n, char *err, size_t errlen)
+{
+	return s->ops->label_names(s, q, from, until, out, n, err, errlen);
+}
+
+int store__label_values(struct store *s, const struct store_query *q, const char *name,
+			int64_t from, int64_t until, char ***out, size_t *n, char *err,
+			size_t errlen)
+{
+	return s->ops->label_values(s, q, name, from, until, out, n, err, errlen);
+}
+
+void store__free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int store__services(struct store *s, struct store_service **out, size_t *n, char *err,
+		    size_t errlen)
+{
+	return s->ops->services(s, out, n, err, errlen);
+}
+
+void store__free_services(struct store_service *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].units);
+		free(v[i].spy_name);
+	}
+	free(v);
+}
+
+int store__retain(struct store *s, int64_t before, char *err, size_t errlen)
+{
+	return s->ops->retain(s, before, err, errlen);
+}
+
+int store__stats(struct store *s, struct store_stats *out, char *err, size_t errlen)
+{
+	return s->ops->stats(s, out, err, errlen);
+}

@@ -1,0 +1,181 @@
+/* The profile store: where `kiln serve` keeps every uploaded profile, and how it answers
+ * queries. A backend implements struct store_ops; the SQLite one lives in store/sqlite.c,
+ * a ClickHouse one is a new file that fills the same table.
+ *
+ * Data model (after Pyroscope and gProfiler's studio):
+ *   - a service ("app.cpu", or a gProfiler service name) owns series;
+ *   - a series is a label set (host, container, process, any Pyroscope label), sorted by
+ *     name, unique per service;
+ *   - a sample row is (series, time bucket, stack, count); stacks and frame names are
+ *     stored once and referenced by id;
+ *   - rows are kept at three resolutions (10 s raw, 1 h, 1 d) so that a week's query reads
+ *     hour and day rows; retention removes raw rows first, rollups later.
+ * Times are unix seconds, ranges are half-open [from, until).
+ *
+ * A store is not thread-safe: the server serializes calls with one mutex. */
+#ifndef KILN_STORE_STORE_H
+#define KILN_STORE_STORE_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+/* Resolutions of the stored rows, in seconds. */
+#define STORE_RAW_STEP  10
+#define STORE_HOUR_STEP 3600
+#define STORE_DAY_STEP  86400
+
+struct label {
+	char *name;
+	char *value;
+};
+
+/* A label set: owns its strings. Sorted by name with labels__sort(); names unique. */
+struct labels {
+	struct label *v;
+	size_t n;
+};
+
+void labels_init(struct labels *l);
+void labels_release(struct labels *l);
+/* Adds (or replaces) name=value, copying both. */
+void labels__set(struct labels *l, const char *name, const char *value);
+/* Returns the value of name, or NULL. */
+const char *labels__get(const struct labels *l, const char *name);
+void labels__sort(struct labels *l);
+
+enum match_op { MATCH_EQ, MATCH_NE, MATCH_RE, MATCH_NRE };
+
+struct matcher {
+	char *name;
+	char *value;
+	enum match_op op;
+	regex_t re;		/* compiled for MATCH_RE / MATCH_NRE (anchored) */
+};
+
+/* A query: a service and label matchers, as parsed from `app.cpu{host="a",x!~"b.*"}`
+ * (see server/selector.h). Owns its strings and compiled expressions. */
+struct store_query {
+	char *service;
+	struct matcher *m;
+	size_t n;
+};
+
+void store_query_init(struct store_query *q);
+void store_query_release(struct store_query *q);
+/* True when the label set satisfies every matcher (a missing label reads as ""). */
+bool store_query__matches(const struct store_query *q, const struct labels *l);
+
+/* One upload: the stacks of profile, split into series. Stack i of the profile belongs to
+ * series[stack_series[i]] (or series[0] when stack_series is NULL), and its first `skip`
+ * frames are not stored (the .col prefix that became labels). Stacks whose depth is
+ * <= skip, or whose count is 0, are ignored. */
+struct store_put {
+	const char *service;
+	int64_t from, until;
+	const struct profile *profile;
+	const struct labels *series;
+	size_t nr_series;
+	const uint32_t *stack_series;
+	uint32_t skip;
+	/* Service metadata for Pyroscope's render (may be NULL/0: keep what is known). */
+	const char *units;
+	const char *spy_name;
+	uint32_t sample_rate;
+};
+
+struct store_service {
+	char *name;
+	char *units;
+	char *spy_name;
+	uint32_t sample_rate;
+	int64_t last_seen;
+};
+
+/* A time series of sample totals: samples[i] covers [start + i*step, +step). */
+struct store_series {
+	int64_t start;
+	int64_t step;
+	uint64_t *samples;
+	size_t n;
+};
+
+struct store_stats {
+	uint64_t rows;		/* stored (series, bucket, stack) rows at raw resolution */
+	uint64_t samples;	/* sum of their counts */
+	uint64_t stacks;	/* distinct stack nodes */
+	uint64_t frames;	/* distinct frame names */
+	uint64_t bytes;		/* database size on disk */
+};
+
+struct store_options {
+	int retention_days;	/* raw rows; hour rows keep 4x, day rows 16x. 0: forever */
+};
+
+struct store;
+
+/* Every call returns 0 (or a count), or a negative errno with a message in err. */
+struct store_ops {
+	int (*put)(struct store *s, const struct store_put *put, char *err, size_t errlen);
+	int (*select)(struct store *s, const struct store_query *q, int64_t from, int64_t until,
+		      struct profile *out, char *err, size_t errlen);
+	int (*series)(struct store *s, const struct store_query *q, int64_t from, int64_t until,
+		      struct store_series *out, char *err, size_t errlen);
+	int (*label_names)(struct store *s, const struct store_query *q, int64_t from,
+			   int64_t until, char ***out, size_t *n, char *err, size_t errlen);
+	int (*label_values)(struct store *s, const struct store_query *q, const char *name,
+			    int64_t from, int64_t until, char ***out, size_t *n, char *err,
+			    size_t errlen);
+	int (*services)(struct store *s, struct store_service **out, size_t *n, char *err,
+			size_t errlen);
+	int (*retain)(struct store *s, int64_t before, char *err, size_t errlen);
+	int (*stats)(struct store *s, struct store_stats *out, char *err, size_t errlen);
+	void (*close)(struct store *s);
+};
+
+struct store {
+	const struct store_ops *ops;
+	struct store_options opts;
+};
+
+/* Opens the store at location: a directory (SQLite database `kiln.db` inside, created
+ * when missing) or `sqlite:PATH`. Returns NULL with a message in err. */
+struct store *store__open(const char *location, const struct store_options *opts, char *err,
+			  size_t errlen);
+struct store *sqlite_store__open(const char *path, const struct store_options *opts,
+				 char *err, size_t errlen);
+/* Closes the store, committing nothing that is not already committed. Accepts NULL. */
+void store__close(struct store *s);
+
+/* Stores one upload atomically: when this returns 0 the data survives a crash. */
+int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen);
+/* Adds to out the merged stacks of every series of q's service matching q, whose rows lie
+ * in [from, until). Returns 0 (also when nothing matched), or a negative errno. */
+int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
+		  struct profile *out, char *err, size_t errlen);
+/* Fills out with sample totals per step over [from, until): out->start is from rounded
+ * down to out->step, the step is chosen by the store (>= 10 s, <= ~1500 points) and
+ * out->samples is malloc'd (free it). */
+int store__series(struct store *s, const struct store_query *q, int64_t from, int64_t until,
+		  struct store_series *out, char *err, size_t errlen);
+/* Label names (or values of one name) of q's matching series seen in [from, until), as a
+ * sorted malloc'd array of malloc'd strings (free with store__free_strings). */
+int store__label_names(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, char ***out, size_t *n, char *err, size_t errlen);
+int store__label_values(struct store *s, const struct store_query *q, const char *name,
+			int64_t from, int64_t until, char ***out, size_t *n, char *err,
+			size_t errlen);
+void store__free_strings(char **v, size_t n);
+/* Lists every service, sorted by name (free with store__free_services). */
+int store__services(struct store *s, struct store_service **out, size_t *n, char *err,
+		    size_t errlen);
+void store__free_services(struct store_service *v, size_t n);
+/* Deletes raw rows older than before (rollups older than their longer horizons, see
+ * store_options), then frees the space on disk. Returns the number of rows deleted. */
+int store__retain(struct store *s, int64_t before, char *err, size_t errlen);
+int store__stats(struct store *s, struct store_stats *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,387 @@
+#include "symbols/elf.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <lzma.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/debugfile.h"
+#include "symbols/gopclntab.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+
+#define MAX_SEGMENTS 256
+#define MINIDEBUG_MAX (256u << 20)	/* decompressed .gnu_debugdata */
+#define GO_SCAN_MAX (512u << 20)	/* segment bytes scanned for a pclntab */
+
+void elf_symbols_init(struct elf_symbols *es)
+{
+	memset(es, 0, sizeof(*es));
+	symtab_init(&es->tab);
+}
+
+void elf_symbols_release(struct elf_symbols *es)
+{
+	symtab_release(&es->tab);
+	free(es->segs);
+	elf_symbols_init(es);
+}
+
+static bool is_function(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF &&
+	       sym->st_shndx < SHN_LORESERVE && sym->st_value != 0;
+}
+
+/* Adds the function symbols of every section of type type (SHT_SYMTAB or SHT_DYNSYM).
+ * Returns how many were added. */
+static size_t add_symbols(struct symtab *t, Elf *e, GElf_Word type)
+{
+	Elf_Scn *scn = NULL;
+	size_t added = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n, entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		n = d->d_size / entsize;
+		for (i = 1; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || !is_function(&sym))
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			symtab__add(t, sym.st_value, sym.st_size, name, strlen(name));
+			added++;
+		}
+	}
+	return added;
+}
+
+/* Ends unsized symbols at the end of each code section. */
+static void add_barriers(struct symtab *t, Elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
+		    (sh.sh_flags & SHF_ALLOC) && sh.sh_size)
+			symtab__add_barrier(t, sh.sh_addr + sh.sh_size);
+	}
+}
+
+static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, out))
+			continue;
+		name = elf_strptr(e, shstrndx, out->sh_name);
+		if (name && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Decompresses an xz stream into a malloc'd buffer. Returns NULL when it is not one. */
+static uint8_t *unxz(const uint8_t *in, size_t inlen, size_t *outlen)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	size_t cap = inlen * 4 + 4096;
+	uint8_t *out = xmalloc(cap);
+	lzma_ret ret;
+
+	if (lzma_stream_decoder(&strm, 1u << 30, 0) != LZMA_OK) {
+		free(out);
+		return NULL;
+	}
+	strm.next_in = in;
+	strm.avail_in = inlen;
+	strm.next_out = out;
+	strm.avail_out = cap;
+	for (;;) {
+		ret = lzma_code(&strm, LZMA_FINISH);
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret != LZMA_OK && ret != LZMA_BUF_ERROR)
+			goto fail;
+		if (strm.avail_out == 0) {
+			size_t used = cap;
+
+			if (cap >= MINIDEBUG_MAX)
+				goto fail;
+			cap *= 2;
+			out = xrealloc(out, cap);
+			strm.next_out = out + used;
+			strm.avail_out = cap - used;
+		} else if (ret == LZMA_BUF_ERROR) {
+			goto fail;	/* truncated input */
+		}
+	}
+	*outlen = cap - strm.avail_out;
+	lzma_end(&strm);
+	return out;
+fail:
+	lzma_end(&strm);
+	free(out);
+	return NULL;
+}
+
+/* MiniDebugInfo: the .symtab of an ELF compressed into .gnu_debugdata. */
+static size_t add_minidebuginfo(struct symtab *t, Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(e, ".gnu_debugdata", &sh);
+	Elf_Data *d;
+	uint8_t *img;
+	size_t len, added = 0;
+	Elf *inner;
+
+	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+		return 0;
+	img = unxz(d->d_buf, d->d_size, &len);
+	if (!img)
+		return 0;
+	inner = elf_memory((char *)img, len);
+	if (inner && elf_kind(inner) == ELF_K_ELF) {
+		added = add_symbols(t, inner, SHT_SYMTAB);
+		add_barriers(t, inner);
+	}
+	elf_end(inner);
+	free(img);
+	return added;
+}
+
+static size_t add_debugfile(struct symtab *t, Elf *e, const char *root, const char *path)
+{
+	int fd = debugfile__open(e, root, path);
+	size_t added = 0;
+	Elf *d;
+
+	if (fd < 0)
+		return 0;
+	d = elf_begin(fd, ELF_C_READ, NULL);
+	if (d && elf_kind(d) == ELF_K_ELF) {
+		added = add_symbols(t, d, SHT_SYMTAB);
+		add_barriers(t, d);
+	}
+	elf_end(d);
+	close(fd);
+	return added;
+}
+
+/* Reads a file range into a new buffer; NULL on a short read. */
+static uint8_t *read_range(int fd, uint64_t off, uint64_t len)
+{
+	uint8_t *buf;
+	size_t done = 0;
+
+	if (len == 0 || len > GO_SCAN_MAX)
+		return NULL;
+	buf = xmalloc(len);
+	while (done < len) {
+		ssize_t n = pread(fd, buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(buf);
+			return NULL;
+		}
+		done += (size_t)n;
+	}
+	return buf;
+}
+
+/* Go: .gopclntab by section, or by scanning read-only segments when sections are gone. */
+static size_t add_gopclntab(struct elf_symbols *es, Elf *e, int fd, size_t shnum)
+{
+	GElf_Shdr sh, text;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	size_t i;
+	int n;
+
+	if (shnum > 1) {
+		scn = find_section(e, ".gopclntab", &sh);
+		if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			return 0;
+		n = gopclntab__load(d->d_buf, d->d_size,
+				    find_section(e, ".text", &text) ? text.sh_addr : 0, &es->tab);
+		return n > 0 ? (size_t)n : 0;
+	}
+	if (fd < 0)
+		return 0;
+	for (i = 0; i < es->nr_segs; i++) {
+		const struct elf_segment *s = &es->segs[i];
+		uint8_t *buf = read_range(fd, s->offset, s->filesz);
+		ssize_t at;
+
+		if (!buf)
+			continue;
+		at = gopclntab__scan(buf, s->filesz);
+		n = at >= 0 ? gopclntab__load(buf + at, s->filesz - (size_t)at, 0, &es->tab) : 0;
+		free(buf);
+		if (n > 0)
+			return (size_t)n;
+	}
+	return 0;
+}
+
+static int load_segments(struct elf_symbols *es, Elf *e)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(e, &n) < 0)
+		return -EINVAL;
+	for (i = 0; i < n && i < MAX_SEGMENTS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		es->segs = xrealloc(es->segs, (es->nr_segs + 1) * sizeof(*es->segs));
+		es->segs[es->nr_segs++] = (struct elf_segment){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
+	}
+	return 0;
+}
+
+static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const char *path,
+		char *err, size_t errlen)
+{
+	const void *id;
+	ssize_t idlen;
+	size_t shnum = 0;
+
+	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE ||
+	    load_segments(es, e) < 0) {
+		int en = elf_errno();
+
+		errmsg(err, errlen, "%s", en ? elf_errmsg(en) : "not an ELF file");
+		elf_symbols_release(es);
+		return -EINVAL;
+	}
+	idlen = dwelf_elf_gnu_build_id(e, &id);
+	if (idlen > 0 && (size_t)idlen <= sizeof(es->build_id)) {
+		memcpy(es->build_id, id, (size_t)idlen);
+		es->build_id_len = (size_t)idlen;
+	}
+	if (elf_getshdrnum(e, &shnum) < 0)
+		shnum = 0;
+	if (add_symbols(&es->tab, e, SHT_SYMTAB))
+		es->sources |= ELF_SRC_SYMTAB;
+	if (add_symbols(&es->tab, e, SHT_DYNSYM))
+		es->sources |= ELF_SRC_DYNSYM;
+	if (!(es->sources & ELF_SRC_SYMTAB) && fd >= 0 && add_debugfile(&es->tab, e, root, path))
+		es->sources |= ELF_SRC_DEBUGFILE;
+	if (!(es->sources & (ELF_SRC_SYMTAB | ELF_SRC_DEBUGFILE)) && add_minidebuginfo(&es->tab, e))
+		es->sources |= ELF_SRC_MINIDEBUG;
+	if (!(es->sources & (ELF_SRC_SYMTAB | ELF_SRC_DEBUGFILE)) &&
+	    add_gopclntab(es, e, fd, shnum))
+		es->sources |= ELF_SRC_GOPCLNTAB;
+	add_barriers(&es->tab, e);
+	symtab__finish(&es->tab, SYMTAB_FIRST_WINS, 0);
+	return 0;
+}
+
+int elf_symbols__load(struct elf_symbols *es, int fd, const char *root, const char *path,
+		      char *err, size_t errlen)
+{
+	Elf *e;
+	int ret;
+
+	elf_version(EV_CURRENT);
+	elf_symbols_release(es);
+	/* ELF_C_READ reads the sections we ask for with pread: a file truncated under us
+	 * gives a read error, not the SIGBUS a mapping would. */
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	ret = load(es, e, fd, root ? root : "", path, err, errlen);
+	elf_end(e);
+	return ret;
+}
+
+int elf_symbols__load_image(struct elf_symbols *es, const void *image, size_t size,
+			    char *err, size_t errlen)
+{
+	char *copy;
+	Elf *e;
+	int ret;
+
+	elf_version(EV_CURRENT);
+	elf_symbols_release(es);
+	if (!image || !size) {
+		errmsg(err, errlen, "empty image");
+		return -EINVAL;
+	}
+	copy = xmalloc(size);
+	memcpy(copy, image, size);
+	e = elf_memory(copy, size);
+	ret = load(es, e, -1, "", NULL, err, errlen);
+	elf_end(e);
+	free(copy);
+	return ret;
+}
+
+const char *elf_symbols__find(const struct elf_symbols *es, uint64_t off, uint64_t *vaddr)
+{
+	uint64_t va = off;
+	size_t i;
+
+	for (i = 0; i < es->nr_segs; i++) {
+		const struct elf_segment *s = &es->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			va = off - s->offset + s->vaddr;
+			break;
+		}
+	}
+	if (vaddr)
+		*vaddr = va;
+	return symtab__find(&es->tab, va, NULL);
+}
+
+size_t elf_symbols__memory(const struct elf_symbols *es)
+{
+	return sizeof(*es) + symtab__memory(&es->tab) + es->nr_segs * sizeof(*es->segs);
+}
+
+int elf__build_id(int fd, uint8_t *out, size_t max)
+{
+	const void *id;
+	ssize_t n;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return -EINVAL;
+	}
+	n = dwelf_elf_gnu_build_id(e, &id);
+	if (n > 0 && (size_t)n <= max)
+		memcpy(out, id, (size_t)n);
+	elf_end(e);
+	return n > 0 && (size_t)n <= max ? (int)n : -ENOENT;
+}

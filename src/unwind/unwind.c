@@ -1,0 +1,175 @@
+/* The unwinder: walks one sampled user stack (see unwind.h).
+ *
+ * Each frame is stepped by one of two methods:
+ *   CFI: the binary's compiled table gives the CFA (rsp/rbp + offset, or the PLT rule);
+ *        the return address is at CFA-8 and the caller's rbp is unchanged or saved
+ *        at CFA+off.
+ *   FP:  the frame-pointer chain: [rbp] is the caller's rbp, [rbp+8] the return address.
+ * dwarf mode uses CFI for every file-backed binary that has CFI, and frame pointers only
+ * for code without any (JIT and anonymous memory, binaries without CFI). smart mode also
+ * walks frame-pointer binaries (Go, -fno-omit-frame-pointer builds) by frame pointers
+ * without compiling their rows, and falls back to frame pointers where CFI is missing or
+ * unsupported. Every read is checked against the stack copy; the walk only moves up. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/cache.h"
+#include "unwind/unwind.h"
+#include "util/strbuf.h"
+
+#define DEFAULT_CACHE_BYTES (32ull << 20)
+#define USER_TOP 0x800000000000ull	/* x86_64 user addresses are below this */
+
+struct unwinder {
+	enum unwind_mode mode;
+	struct unwind_cache *cache;
+};
+
+struct frame {
+	uint64_t pc, sp, bp;
+	bool bp_ok;	/* bp holds this frame's rbp */
+};
+
+enum step { STEP_OK, STEP_END, STEP_FAIL };
+
+struct unwinder *unwinder__new(enum unwind_mode mode, uint64_t cache_bytes)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->mode = mode;
+	u->cache = unwind_cache__new(cache_bytes ? cache_bytes : DEFAULT_CACHE_BYTES,
+				     mode == UNWIND_DWARF);
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	unwind_cache__free(u->cache);
+	free(u);
+}
+
+uint64_t unwinder__memory(const struct unwinder *u)
+{
+	return sizeof(*u) + unwind_cache__bytes(u->cache);
+}
+
+/* Reads the 8 bytes at addr from the stack copy. Returns false when they are outside it. */
+static bool stack_read(const struct unwind_sample *s, uint64_t addr, uint64_t *val)
+{
+	if (addr < s->regs.sp || addr - s->regs.sp > s->stack_len ||
+	    s->stack_len - (addr - s->regs.sp) < 8)
+		return false;
+	memcpy(val, s->stack + (addr - s->regs.sp), 8);
+	return true;
+}
+
+static enum step step_fp(const struct unwind_sample *s, struct frame *f)
+{
+	uint64_t saved_bp, ra;
+
+	if (!f->bp_ok)
+		return STEP_FAIL;
+	if (f->bp == 0)
+		return STEP_END;	/* the ABI's outermost frame */
+	if ((f->bp & 7) || f->bp < f->sp || !stack_read(s, f->bp, &saved_bp) ||
+	    !stack_read(s, f->bp + 8, &ra))
+		return STEP_FAIL;
+	if (ra == 0)
+		return STEP_END;
+	if (ra >= USER_TOP)
+		return STEP_FAIL;
+	f->sp = f->bp + 16;
+	f->bp = saved_bp;
+	f->pc = ra;
+	return STEP_OK;
+}
+
+static enum step step_cfi(const struct unwind_sample *s, const struct unwind_row *r,
+			  struct frame *f)
+{
+	uint64_t cfa, ra, bp;
+
+	switch (r->cfa) {
+	case CFA_RSP:
+		cfa = f->sp + (uint64_t)(int64_t)r->off;
+		break;
+	case CFA_RBP:
+		if (!f->bp_ok)
+			return STEP_FAIL;
+		cfa = f->bp + (uint64_t)(int64_t)r->off;
+		break;
+	case CFA_PLT:
+		cfa = f->sp + (uint64_t)(int64_t)r->off + ((f->pc & 15) >= (uint64_t)r->aux ? 8 : 0);
+		break;
+	default:
+		return STEP_FAIL;
+	}
+	if (cfa <= f->sp || !stack_read(s, cfa - 8, &ra))
+		return STEP_FAIL;
+	if (r->rbp == RBP_AT_CFA)
+		f->bp_ok = stack_read(s, cfa + (uint64_t)(int64_t)r->aux, &bp) && (f->bp = bp, true);
+	else if (r->rbp == RBP_LOST)
+		f->bp_ok = false;
+	f->sp = cfa;
+	f->pc = ra;
+	if (ra == 0)
+		return STEP_END;
+	return ra < USER_TOP ? STEP_OK : STEP_FAIL;
+}
+
+/* Steps frame f, whose code is at lookup (pc, or pc-1 for a return address), to its
+ * caller. */
+static enum step step(struct unwinder *u, const struct proc_ref *p,
+		      const struct unwind_sample *s, unwind_find_mapping_fn find, void *ctx,
+		      struct frame *f, uint64_t lookup, bool leaf)
+{
+	const struct mapping *m = find ? find(ctx, lookup) : NULL;
+	const struct unwind_table *t;
+	const struct unwind_row *r = NULL;
+	uint64_t va;
+	bool smart = u->mode == UNWIND_SMART;
+
+	if (!m)	/* JIT code the process table has not seen yet: only for the leaf */
+		return leaf ? step_fp(s, f) : STEP_FAIL;
+	t = unwind_cache__get(u->cache, p, m);
+	if (!t)	/* anonymous or JIT memory, or an unreadable binary */
+		return step_fp(s, f);
+	if (smart && t->fp_built)
+		return step_fp(s, f);
+	if (unwind_table_vaddr(t, mapping__file_offset(m, lookup), &va))
+		r = unwind_table_find(t, va);
+	if (r && r->cfa == CFA_END)
+		return STEP_END;
+	if (r && r->cfa != CFA_BAD)
+		return step_cfi(s, r, f);
+	if (smart || !t->has_cfi || t->fp_built)
+		return step_fp(s, f);
+	return STEP_FAIL;
+}
+
+int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
+		     const struct unwind_sample *sample, unwind_find_mapping_fn find, void *ctx,
+		     uint64_t *pcs, int max, bool *truncated)
+{
+	if (!u || !p || !sample || !pcs || max < 1 || !truncated ||
+	    (sample->stack_len && !sample->stack))
+		return -EINVAL;
+	struct frame f = { sample->regs.ip, sample->regs.sp, sample->regs.bp, true };
+	int n = 0;
+	enum step st = STEP_OK;
+
+	pcs[n++] = f.pc;
+	while (n < max) {
+		uint64_t lookup = n == 1 ? f.pc : f.pc - 1;
+
+		st = step(u, p, sample, find, ctx, &f, lookup, n == 1);
+		if (st != STEP_OK)
+			break;
+		pcs[n++] = f.pc;
+	}
+	*truncated = st != STEP_END;
+	return n;
+}

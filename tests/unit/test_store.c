@@ -1,0 +1,242 @@
+/* The store interface on the SQLite backend: what is put comes back, merged across series,
+ * through the raw, hourly and daily rows; labels; series totals; retention frees space. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/col.h"
+#include "store/rows.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+static char dir[] = "/tmp/kiln-test-store.XXXXXX";
+
+static void rm_dir(void)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	strbuf_addf(&cmd, "rm -rf '%s'", dir);
+	if (system(cmd.buf))
+		fprintf(stderr, "failed to remove '%s'\n", dir);
+	strbuf_release(&cmd);
+}
+
+static struct store *open_store(void)
+{
+	char err[256];
+	struct store *s = store__open(dir, NULL, err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	return s;
+}
+
+/* Puts collapsed text for one host: the .col prefix frames become series labels. */
+static void put_col(struct store *s, const char *host, int64_t from, const char *text)
+{
+	struct profile *p = profile__new();
+	struct labels l;
+	char err[256];
+
+	assert_int_equal(col__parse(p, text, strlen(text), err, sizeof(err)), 0);
+	labels_init(&l);
+	labels__set(&l, "host", host);
+	labels__sort(&l);
+	struct store_put put = { .service = "svc", .from = from, .until = from + 60, .profile = p,
+				 .series = &l, .nr_series = 1 };
+	if (store__put(s, &put, err, sizeof(err)))
+		fail_msg("%s", err);
+	labels_release(&l);
+	profile__free(p);
+}
+
+static uint64_t count_of(struct profile *p, const char *folded)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint64_t c = 0;
+
+	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
+		struct profile_stack st = profile__stack(p, i);
+		strbuf_reset(&sb);
+		for (uint32_t j = 0; j < st.depth; j++)
+			strbuf_addf(&sb, "%s%s", j ? ";" : "", profile__name(p, st.frames[j]));
+		if (!strcmp(sb.buf, folded))
+			c += st.count;
+	}
+	strbuf_release(&sb);
+	return c;
+}
+
+static void query(struct store_query *q, const char *service, const char *host)
+{
+	store_query_init(q);
+	q->service = strdup(service);
+	if (host) {
+		q->m = calloc(1, sizeof(*q->m));
+		q->m[0].name = strdup("host");
+		q->m[0].value = strdup(host);
+		q->m[0].op = MATCH_EQ;
+		q->n = 1;
+	}
+}
+
+static void test_rows_codec(void **state)
+{
+	struct sample_row r[] = { { 9, 1 }, { 3, 5 }, { 9, 2 }, { 70000, 1ULL << 40 } }, *d, *m;
+	struct strbuf b = STRBUF_INIT;
+	size_t n = rows__normalize(r, 4), nd, nm;
+
+	assert_int_equal(n, 3);
+	rows__encode(&b, r, n);
+	assert_int_equal(rows__decode(b.buf, b.len, &d, &nd), 0);
+	assert_int_equal(nd, 3);
+	assert_int_equal(d[1].stack, 9);
+	assert_int_equal(d[1].count, 3);
+	nm = rows__merge(d, nd, r, n, &m);
+	assert_int_equal(nm, 3);
+	assert_int_equal(m[2].count, 1ULL << 41);
+	/* Truncated and trailing bytes are errors, never a crash. */
+	assert_int_equal(rows__decode(b.buf, b.len - 1, &m, &nm), -EINVAL);
+	strbuf_addch(&b, 0);
+	assert_int_equal(rows__decode(b.buf, b.len, &m, &nm), -EINVAL);
+	free(d);
+	free(m);
+	strbuf_release(&b);
+}
+
+static void test_put_select_rollups(void **state)
+{
+	struct store *s = open_store();
+	struct store_query q;
+	struct profile *p;
+	char err[256];
+	/* Two whole days plus edges, so that day, hour and raw rows are all read. */
+	int64_t day = 1700006400, t;
+
+	for (t = day - 7200; t < day + 2 * 86400 + 7200; t += 1800)
+		put_col(s, t % 3600 ? "a" : "b", t, "main;work 2\nmain;idle 1\n");
+	put_col(s, "a", day, "main;work 5\n");
+
+	query(&q, "svc", NULL);
+	p = profile__new();
+	assert_int_equal(store__select(s, &q, day - 7200, day + 2 * 86400 + 7200, p, err,
+				       sizeof(err)), 0);
+	/* 104 uploads of 2 work + 1 idle, one more of 5 work */
+	assert_int_equal(count_of(p, "main;work"), 104 * 2 + 5);
+	assert_int_equal(count_of(p, "main;idle"), 104);
+	profile__free(p);
+	store_query_release(&q);
+
+	query(&q, "svc.cpu", "b");	/* Pyroscope-style name, one host */
+	p = profile__new();
+	assert_int_equal(store__select(s, &q, day - 7200, day + 2 * 86400 + 7200, p, err,
+				       sizeof(err)), 0);
+	assert_int_equal(count_of(p, "main;idle"), 52);
+	profile__free(p);
+
+	/* A range inside one hour reads raw rows only. */
+	p = profile__new();
+	assert_int_equal(store__select(s, &q, day + 3600, day + 3700, p, err, sizeof(err)), 0);
+	assert_int_equal(profile__total(p), 3);
+	profile__free(p);
+
+	struct store_series ser;
+	assert_int_equal(store__series(s, &q, day, day + 86400, &ser, err, sizeof(err)), 0);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < ser.n; i++)
+		sum += ser.samples[i];
+	assert_int_equal(sum, 24 * 3);
+	free(ser.samples);
+	store_query_release(&q);
+	store__close(s);
+
+	/* Everything survives a reopen. */
+	s = open_store();
+	query(&q, "svc", NULL);
+	char **v;
+	size_t n;
+	assert_int_equal(store__label_values(s, &q, "host", 0, INT64_MAX, &v, &n, err,
+					     sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0], "a");
+	store__free_strings(v, n);
+	struct store_service *sv;
+	assert_int_equal(store__services(s, &sv, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(sv[0].name, "svc");
+	store__free_services(sv, n);
+	store_query_release(&q);
+	store__close(s);
+}
+
+static void test_retention_frees_space(void **state)
+{
+	struct store *s = open_store();
+	struct store_stats before, after;
+	struct strbuf text = STRBUF_INIT;
+	struct store_query q;
+	struct profile *p;
+	char err[256];
+	int64_t now = time(NULL);
+
+	/* Many distinct stacks, 30 days old, then one recent upload. */
+	for (int i = 0; i < 20000; i++)
+		strbuf_addf(&text, "old;frame_%d;leaf_%d 1\n", i, i * 7);
+	put_col(s, "old", now - 30 * 86400, text.buf);
+	put_col(s, "new", now - 60, "new;fresh 4\n");
+	assert_int_equal(store__stats(s, &before, err, sizeof(err)), 0);
+	assert_true(store__retain(s, now - 86400, err, sizeof(err)) > 0);
+	assert_int_equal(store__stats(s, &after, err, sizeof(err)), 0);
+	assert_true(after.bytes < before.bytes / 2);
+	assert_true(after.stacks < 10);
+	assert_int_equal(after.samples, 4);
+
+	query(&q, "svc", NULL);
+	p = profile__new();
+	assert_int_equal(store__select(s, &q, now - 120, now, p, err, sizeof(err)), 0);
+	assert_int_equal(count_of(p, "new;fresh"), 4);
+	profile__free(p);
+	store_query_release(&q);
+	/* New stacks after collection get fresh ids and read back. */
+	put_col(s, "new", now - 50, "new;fresh;deeper 2\n");
+	store__close(s);
+	s = open_store();
+	query(&q, "svc", NULL);
+	p = profile__new();
+	assert_int_equal(store__select(s, &q, now - 120, now, p, err, sizeof(err)), 0);
+	assert_int_equal(count_of(p, "new;fresh;deeper"), 2);
+	profile__free(p);
+	store_query_release(&q);
+	store__close(s);
+	strbuf_release(&text);
+}
+
+static int setup(void **state)
+{
+	memcpy(dir, "/tmp/kiln-test-store.XXXXXX", sizeof(dir));
+	if (!mkdtemp(dir))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	rm_dir();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rows_codec),
+		cmocka_unit_test_setup_teardown(test_put_select_rollups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention_frees_space, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
