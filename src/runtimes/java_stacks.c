@@ -72,7 +72,7 @@ static void parse_stack(struct java_result *r, char *line)
 	char *sp = strrchr(line, ' '), *end, *f;
 	unsigned long long count;
 
-	if (!sp || sp == line)
+	if (!sp || sp == line || sp[1] < '0' || sp[1] > '9')
 		return;
 	count = strtoull(sp + 1, &end, 10);
 	if (end == sp + 1 || *end || count == 0)
