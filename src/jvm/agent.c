@@ -192,10 +192,10 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread)
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env)
 {
-	atomic_store(&kj.sampling, false);
-	kj_sampler_remove_all();
-	atomic_store(&kj.vm_dead, true);
+	/* JVMTI still works inside this callback: the writer drains and writes its last
+	 * stacks now; after it, the agent makes no JVMTI call */
 	kj_writer_stop();
+	atomic_store(&kj.vm_dead, true);
 }
 
 static int find_libjvm(struct dl_phdr_info *info, size_t size, void *data)

@@ -16,7 +16,8 @@
  *   kiln-jvm-<nspid>.col   written by the agent (atomically, by rename): the stacks counted
  *                          since the last flush. First line
  *                          "# kiln-jvm 1 seq=<S> samples=<N> lost=<L> final=<0|1> ..."
- *                          (then threads=<armed timers> notjava=<threads dropped>), then
+ *                          (then threads=<armed timers> notjava=<threads dropped>
+ *                          writer_cpu_us=<the agent thread's CPU time so far>), then
  *                          "# tids <tid> ..." (threads that ran Java code, namespace tids),
  *                          then one "frame;frame;...;leaf <count>" line per stack, root
  *                          first. Written every second, and at once after a flush or stop

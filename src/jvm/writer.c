@@ -29,6 +29,7 @@ static struct {
 	uint64_t samples;
 	uint64_t lost_base;
 	uint64_t not_java;		/* threads found not attached to the JVM */
+	uint64_t no_frames;		/* samples of JVM threads without Java frames */
 	uint64_t seq;			/* seq of the last request handled */
 	bool seen_ctl;
 	_Atomic bool quit;
@@ -84,8 +85,10 @@ static void add_sample(JNIEnv *env, const struct kj_slot *s, struct kj_buf *b)
 	int n = s->num_frames;
 	char tid[32];
 
-	if (n == 0)
+	if (n == 0) {
+		w.no_frames++;
 		return;	/* a JVM thread with no Java frames: kiln keeps its native stacks */
+	}
 	b->len = 0;
 	b->failed = false;
 	if (kj.opts.thread_names) {
@@ -143,16 +146,21 @@ static void write_stacks(bool final)
 {
 	char path[128], tmp[160];
 	struct kj_buf b = { 0 };
-	char line[160];
+	char line[256];
 	size_t pos = 0;
 	uint64_t key, val;
 	int fd;
 
+	struct timespec cpu = { 0, 0 };
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);	/* the writer's own CPU so far */
 	snprintf(line, sizeof(line),
-		 KILN_JVM_HEADER "seq=%llu samples=%llu lost=%llu final=%d threads=%zu notjava=%llu\n",
+		 KILN_JVM_HEADER "seq=%llu samples=%llu lost=%llu final=%d threads=%zu notjava=%llu"
+				 " writer_cpu_us=%llu noframes=%llu\n",
 		 (unsigned long long)w.seq, (unsigned long long)w.samples,
 		 (unsigned long long)(kj_sampler_lost() - w.lost_base), final,
-		 kj_sampler_threads(), (unsigned long long)w.not_java);
+		 kj_sampler_threads(), (unsigned long long)w.not_java,
+		 (unsigned long long)cpu.tv_sec * 1000000ull + (unsigned long long)cpu.tv_nsec / 1000,
+		 (unsigned long long)w.no_frames);
 	kj_buf_adds(&b, line);
 	kj_buf_adds(&b, KILN_JVM_TIDS);
 	while (kj_map_next(&w.tids, &pos, &key, &val)) {
@@ -200,18 +208,25 @@ static void reset_counts(void)
 	w.lost_base = kj_sampler_lost();
 }
 
+/* Serializes turning sampling on (writer thread) with the agent's stop (VMDeath). */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void set_sampling(bool on)
 {
-	if (on == atomic_load(&kj.sampling))
-		return;
-	if (on) {
-		reset_counts();
-		atomic_store(&kj.sampling, true);
-		kj_sampler_add_all();
-	} else {
-		atomic_store(&kj.sampling, false);
-		kj_sampler_remove_all();
+	pthread_mutex_lock(&state_lock);
+	if (on && (atomic_load(&w.quit) || atomic_load(&kj.vm_dead)))
+		on = false;	/* stopping: never turn back on */
+	if (on != atomic_load(&kj.sampling)) {
+		if (on) {
+			reset_counts();
+			atomic_store(&kj.sampling, true);
+			kj_sampler_add_all();
+		} else {
+			atomic_store(&kj.sampling, false);
+			kj_sampler_remove_all();
+		}
 	}
+	pthread_mutex_unlock(&state_lock);
 }
 
 /* Reads kiln's control file and acts on a new request. */
@@ -267,6 +282,7 @@ static void *writer_main(void *arg)
 
 	(void)arg;
 	atomic_store(&kj.writer_tid, (pid_t)syscall(SYS_gettid));
+	pthread_setname_np(pthread_self(), "kiln-jvm");
 	if ((*kj.vm)->AttachCurrentThreadAsDaemon(kj.vm, (void **)&env, &args) != JNI_OK)
 		env = NULL;
 	while (!atomic_load(&w.quit) && !atomic_load(&kj.vm_dead)) {
@@ -283,7 +299,7 @@ static void *writer_main(void *arg)
 	}
 	set_sampling(false);
 	if (env && !atomic_load(&kj.vm_dead))
-		drain(env, &b);
+		drain(env, &b);	/* still allowed inside the VMDeath callback */
 	if (w.seen_ctl)
 		write_stacks(true);	/* names are cached: no JVMTI call needed */
 	free(b.p);
@@ -312,7 +328,11 @@ int kj_writer_start(void)
 
 void kj_writer_stop(void)
 {
+	pthread_mutex_lock(&state_lock);
 	atomic_store(&w.quit, true);
+	atomic_store(&kj.sampling, false);
+	kj_sampler_remove_all();
+	pthread_mutex_unlock(&state_lock);
 	for (int i = 0; i < 100 && atomic_load(&kj.writer_running); i++) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);

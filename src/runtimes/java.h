@@ -38,6 +38,8 @@ struct java_result {
 	char skip_reason[JVM_REASON_MAX];	/* non-empty: not profiled, and why */
 	struct profile *stacks;			/* Java stacks, root first; NULL when none */
 	uint64_t samples;			/* sum of the stacks' counts */
+	uint64_t lost;				/* samples the agent dropped (ring full) */
+	uint64_t agent_cpu_us;			/* CPU time of the agent's thread so far */
 	pid_t *tids;				/* host tids of the threads that ran Java */
 	size_t nr_tids;
 };

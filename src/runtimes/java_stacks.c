@@ -100,6 +100,17 @@ int java_stacks__parse(struct java_result *r, char *text, pid_t nspid, uint64_t 
 	    sscanf(text + strlen(KILN_JVM_HEADER), "seq=%llu", &s) != 1)
 		return -EPROTO;
 	*seq = s;
+	line = strchr(text, '\n');
+	if (line)
+		*line = '\0';
+	const char *f = strstr(text, " lost=");
+	if (f)
+		r->lost = strtoull(f + 6, NULL, 10);
+	f = strstr(text, " writer_cpu_us=");
+	if (f)
+		r->agent_cpu_us = strtoull(f + 15, NULL, 10);
+	if (line)
+		*line = '\n';
 	if (!r->stacks)
 		r->stacks = profile__new();
 	for (line = strchr(text, '\n'); line; line = next) {

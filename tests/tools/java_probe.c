@@ -4,10 +4,14 @@
  *   "jvm <pid> samples <n> tids <tid> ..."  or  "skip <pid> <reason>"
  * then its stacks as "<pid>;<frame>;...;<leaf> <count>".
  * Usage: java_probe [--hz N] [--seconds S] [--threads] [--pid P]... [--lib PATH]
- *                   [--flushes N]   (N intermediate flushes, printed as separate periods) */
+ *                   [--flushes N]   (N intermediate flushes, printed as separate periods)
+ *                   [--until-exit]  (with --pid: collect as soon as those processes exit) */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "runtimes/java.h"
@@ -22,8 +26,9 @@ static void print_results(struct java_session *s, int period)
 			printf("skip %d %s\n", (int)r[i].pid, r[i].skip_reason);
 			continue;
 		}
-		printf("jvm %d period %d samples %llu tids", (int)r[i].pid, period,
-		       (unsigned long long)r[i].samples);
+		printf("jvm %d period %d samples %llu lost %llu agent_cpu_us %llu tids", (int)r[i].pid,
+		       period, (unsigned long long)r[i].samples, (unsigned long long)r[i].lost,
+		       (unsigned long long)r[i].agent_cpu_us);
 		for (size_t k = 0; k < r[i].nr_tids; k++)
 			printf(" %d", (int)r[i].tids[k]);
 		printf("\n");
@@ -44,11 +49,16 @@ int main(int argc, char **argv)
 	pid_t pids[16];
 	double seconds = 5;
 	int flushes = 0;
+	bool until_exit = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--threads")) {
 			o.thread_names = true;
+			continue;
+		}
+		if (!strcmp(a, "--until-exit")) {
+			until_exit = true;
 			continue;
 		}
 		if (!v) {
@@ -78,11 +88,24 @@ int main(int argc, char **argv)
 		return 1;
 	for (int p = 0; p <= flushes; p++) {
 		double part = seconds / (flushes + 1);
-		struct timespec ts = { (time_t)part, (long)((part - (time_t)part) * 1e9) };
-		nanosleep(&ts, NULL);
+		for (double slept = 0; slept < part; slept += 0.1) {
+			struct timespec ts = { 0, 100 * 1000 * 1000 };
+			bool alive = !until_exit || !o.nr_pids;
+			for (size_t k = 0; k < o.nr_pids && !alive; k++)
+				alive = kill(pids[k], 0) == 0 || errno != ESRCH;
+			if (!alive)
+				break;
+			nanosleep(&ts, NULL);
+		}
 		java_session__collect(s, p == flushes);
 		print_results(s, p);
 	}
 	java_session__stop(s);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "probe cpu_ms %ld maxrss_kb %ld\n",
+		(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000,
+		ru.ru_maxrss);
 	return 0;
 }

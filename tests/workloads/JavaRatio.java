@@ -37,31 +37,44 @@ public class JavaRatio {
 
     static final class Work implements Runnable {
         final long deadline;
+        final long maxRounds;
         long result;
         long rounds;
+        long wallNs, cpuNs;
 
-        Work(long deadline) {
+        Work(long deadline, long maxRounds) {
             this.deadline = deadline;
+            this.maxRounds = maxRounds;
         }
 
         public void run() {
-            while (System.nanoTime() < deadline || rounds == 0) {
+            java.lang.management.ThreadMXBean mx =
+                java.lang.management.ManagementFactory.getThreadMXBean();
+            long w0 = System.nanoTime(), c0 = mx.getCurrentThreadCpuTime();
+            while (maxRounds > 0 ? rounds < maxRounds
+                                 : System.nanoTime() < deadline || rounds == 0) {
                 result = Chain.outer(42);
                 rounds++;
             }
+            wallNs = System.nanoTime() - w0;
+            cpuNs = mx.getCurrentThreadCpuTime() - c0;
         }
     }
 
     public static void main(String[] args) throws Exception {
-        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 5;
+        boolean fixed = args.length > 0 && args[0].startsWith("rounds=");
+        long maxRounds = fixed ? Long.parseLong(args[0].substring(7)) : 0;
+        double seconds = args.length > 0 && !fixed ? Double.parseDouble(args[0]) : 5;
         double idle = args.length > 1 ? Double.parseDouble(args[1]) : 0;
         if (idle > 0)
             Thread.sleep((long) (idle * 1000));
-        Work w = new Work(System.nanoTime() + (long) (seconds * 1e9));
+        Work w = new Work(System.nanoTime() + (long) (seconds * 1e9), maxRounds);
         Thread t = new Thread(w, "kiln-busy-worker");
         t.start();
         t.join();
         System.out.println("result " + Long.toHexString(w.result) + " ok=" + (w.rounds > 0));
+        if (fixed)
+            System.err.println("work_ms=" + w.wallNs / 1000000 + " cpu_ms=" + w.cpuNs / 1000000);
         System.exit(7);
     }
 }
