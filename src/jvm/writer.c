@@ -302,6 +302,11 @@ static void *writer_main(void *arg)
 		drain(env, &b);	/* still allowed inside the VMDeath callback */
 	if (w.seen_ctl)
 		write_stacks(true);	/* names are cached: no JVMTI call needed */
+	if (atomic_load(&w.quit)) {	/* the JVM is exiting: leave no lock file behind */
+		char path[128];
+		path_of(path, sizeof(path), "lock");
+		unlink(path);
+	}
 	free(b.p);
 	atomic_store(&kj.writer_running, false);
 	return NULL;
