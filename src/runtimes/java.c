@@ -291,7 +291,8 @@ struct java_session *java_session__start(const struct java_opts *opts)
 	else
 		default_lib(buf, sizeof(buf));
 	if (!realpath(buf, s->lib) || access(s->lib, R_OK) < 0) {
-		log_error("failed to find the JVM agent '%s': %s", buf, strerror(errno));
+		log_warn("failed to find the JVM agent '%s': %s (no Java frames)", buf,
+			 strerror(errno));
 		free((void *)s->o.pids);
 		free(s);
 		return NULL;
@@ -448,4 +449,15 @@ void java_session__stop(struct java_session *s)
 	free((void *)s->o.pids);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+bool java_session__attached(struct java_session *s, pid_t pid)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nr_jvms && !found; i++)
+		found = s->jvms[i].t.pid == pid && s->jvms[i].state == JVM_ATTACHED;
+	pthread_mutex_unlock(&s->lock);
+	return found;
 }

@@ -61,6 +61,10 @@ const struct java_result *java_session__results(const struct java_session *s, si
 /* The result for host pid, or NULL when kiln knows no JVM with that pid. */
 const struct java_result *java_session__result(const struct java_session *s, pid_t pid);
 
+/* Whether host process pid is a JVM the agent is loaded into (so its samples must be
+ * counted per thread). Thread-safe; cheap enough to call per sample. */
+bool java_session__attached(struct java_session *s, pid_t pid);
+
 /* Stops every agent (a final collect when none was done), the background thread, and
  * frees the session. Accepts NULL. */
 void java_session__stop(struct java_session *s);
