@@ -2,14 +2,15 @@
 # bench/java.sh [ROUNDS] — the cost of Java profiling on the known-answer workload.
 #
 # Runs tests/workloads/JavaRatio.java for a fixed amount of work (ROUNDS, default 1500)
-# under JDK 17: without profiling, under kiln's Java profiling (the runtimes/java.c session
-# through tests/tools/java_probe, attaching libkiln-jvm.so) at 11 and 99 Hz, and under
-# `perf record -g` at 11 and 99 Hz. Prints, per run, the busy thread's wall and CPU time
+# under JDK 17: without profiling, under `kiln record --pids <jvm>` (perf sampling plus
+# libkiln-jvm.so attached to the JVM) at 11 and 99 Hz, and under `perf record -g -p <jvm>`
+# at 11 and 99 Hz. Prints, per run, the busy thread's wall and CPU time
 # and their slowdown against the unprofiled run (CPU time is what the signal handler and
 # the kernel's sampling add to the thread; wall time also moves with the machine's load),
 # the agent's cost inside the JVM (its thread's CPU; the JVM's peak RSS against the
-# unprofiled run) and outside it (kiln's side: CPU and peak RSS of the probe process;
-# perf: CPU and peak RSS of perf record). Needs root (perf) and a built build/libkiln-jvm.so.
+# unprofiled run) and outside it (kiln record's own CPU and peak RSS from its .col header;
+# perf: CPU and peak RSS of perf record), and the samples that carry Java names (kiln) or
+# all samples (perf). Needs root, jq, and a built build/kiln and build/libkiln-jvm.so.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-1500}
@@ -19,11 +20,6 @@ trap 'rm -rf "$T"' EXIT
 [ -x "$JAVA" ] || { echo "JDK 17 not installed"; exit 2; }
 [ -f "$ROOT/build/libkiln-jvm.so" ] || { echo "build/libkiln-jvm.so not built (make)"; exit 2; }
 "${JAVA%java}javac" -d "$T" "$ROOT/tests/workloads/JavaRatio.java" || exit 1
-# shellcheck disable=SC2046
-cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/src" -include "$ROOT/src/util/banned.h" -o "$T/probe" \
-	"$ROOT/tests/tools/java_probe.c" "$ROOT/build/libkiln.a" \
-	$(pkg-config --libs libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 \
-		libprotobuf-c libxxhash) -lpthread -lm || exit 1
 
 wait_ready() {
 	local i
@@ -46,12 +42,18 @@ run() {
 	case $mode in
 	kiln)
 		wait_ready "$pid"
-		"$T/probe" --lib "$ROOT/build/libkiln-jvm.so" --pid "$pid" --hz "$hz" \
-			--seconds 600 --until-exit > "$T/probe.out" 2> "$T/probe.err"
-		tool=$(awk '/^probe/{print $3}' "$T/probe.err")
-		trss=$(awk '/^probe/{print $5}' "$T/probe.err")
-		acpu=$(awk '/^jvm/{print int($10 / 1000)}' "$T/probe.out")
-		samples=$(awk '/^jvm/{print $6}' "$T/probe.out")
+		"$ROOT/build/kiln" record -f "$hz" -d 3600 --pids "$pid" --no-flamegraph \
+			-o "$T/rec" > "$T/kiln.log" 2>&1 &
+		local kpid=$!
+		wait "$tpid"
+		kill -INT "$kpid"
+		wait "$kpid"
+		local col=$T/rec/last_profile.col
+		tool=$(head -1 "$col" | sed 's/^# //' | jq '.agent_cpu_seconds * 1000 | floor')
+		trss=$(head -1 "$col" | sed 's/^# //' | jq '.agent_peak_rss_kb')
+		acpu=$(head -1 "$col" | sed 's/^# //' | jq '.jvm_agent_cpu_seconds * 1000 | floor')
+		samples=$(awk '!/^#/ && /_\[[ji0]\]/ { n += $NF } END { print n + 0 }' "$col")
+		rm -rf "$T/rec"
 		;;
 	perf)
 		wait_ready "$pid"
@@ -62,7 +64,7 @@ run() {
 		samples=$(perf script -i "$T/perf.data" -F tid 2>/dev/null | wc -l)
 		;;
 	esac
-	wait "$tpid"
+	wait "$tpid" 2> /dev/null
 	local w c
 	w=$(sed -n 's/.*work_ms=\([0-9]*\).*/\1/p' "$T/err")
 	c=$(sed -n 's/.*cpu_ms=\([0-9]*\).*/\1/p' "$T/err")
@@ -84,3 +86,4 @@ done
 echo "jvm_rss_kb: the JVM's peak RSS (compare with unprofiled for the agent's memory in the JVM)"
 echo "agent_cpu_ms: libkiln-jvm.so's thread; the signal handler's cost is in cpu_x"
 echo "kiln/perf_ms, tool_rss_kb: the profiler process outside the JVM"
+echo "samples: kiln: samples with Java frames; perf: all samples (none names a Java method)"

@@ -476,7 +476,7 @@ static bool is_java_tid(const void *ctx, pid_t tid)
 /* Replaces the perf stacks of each JVM's Java threads with the stacks its agent counted,
  * scaled to the same number of samples (runtimes/java.h); a JVM kiln could not profile
  * gets its reason as a pseudo-frame. Returns the number of JVMs merged. */
-static int merge_java(struct session *s, struct profile *p)
+static int merge_java(struct session *s, struct profile *p, uint64_t *agent_cpu_us)
 {
 	size_t nr;
 	const struct java_result *r;
@@ -486,6 +486,7 @@ static int merge_java(struct session *s, struct profile *p)
 	r = java_session__results(s->java, &nr);
 	for (size_t i = 0; i < nr; i++) {
 		struct proc *proc = proctab__get(s->procs, r[i].pid);
+		*agent_cpu_us += r[i].agent_cpu_us;
 		if (!proc)
 			continue;
 		if (r[i].skip_reason[0]) {
@@ -504,14 +505,19 @@ struct profile *session__flush(struct session *s)
 {
 	struct profile *p = profile__new();
 	json_t *containers = json_array();
+	uint64_t jvm_cpu_us = 0;
 	int jvms = 0;
 
 	sampler__drain(s->sampler, &s->handlers);
 	if (s->java)
-		jvms = merge_java(s, p);
+		jvms = merge_java(s, p, &jvm_cpu_us);
 	stacks__symbolize(s->stacks, s->sym, p, containers);
-	if (s->java)
+	if (s->java) {
 		json_object_set_new(profile__meta(p), "jvms_profiled", json_integer(jvms));
+		/* CPU of the agents' threads inside the JVMs, since each was loaded */
+		json_object_set_new(profile__meta(p), "jvm_agent_cpu_seconds",
+				    json_real((double)jvm_cpu_us / 1e6));
+	}
 	fill_header(s, p, containers);
 	stacks__clear(s->stacks);
 	release_retired(s);
