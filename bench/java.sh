@@ -21,12 +21,13 @@ trap 'rm -rf "$T"' EXIT
 [ -f "$ROOT/build/libkiln-jvm.so" ] || { echo "build/libkiln-jvm.so not built (make)"; exit 2; }
 "${JAVA%java}javac" -d "$T" "$ROOT/tests/workloads/JavaRatio.java" || exit 1
 
+# Waits until the JVM's busy thread runs, so that both profilers start on the same work
+# (perf record -p can miss a thread created while it attaches).
 wait_ready() {
 	local i
-	for i in $(seq 100); do
-		[ -r "/proc/$1/status" ] && grep -q libjvm.so "/proc/$1/maps" 2>/dev/null &&
-			[ $(( 0x$(awk '/^SigCgt/{print $2}' "/proc/$1/status") & 4 )) -ne 0 ] && return 0
-		sleep 0.05
+	for i in $(seq 200); do
+		grep -qx 'kiln-busy-worke' /proc/"$1"/task/*/comm 2>/dev/null && return 0
+		sleep 0.02
 	done
 	return 1
 }
