@@ -47,4 +47,15 @@ grep -q '_\[j\]' "$T/rec2/last_profile.col" && fail "Java frames with --no-java"
 head -1 "$T/rec2/last_profile.col" | grep -q '"jvms_profiled"' &&
 	fail "--no-java ran the Java session"
 wait "$pid"
+
+# a JVM that refuses attach keeps its native stacks behind the reason
+"$JDK17/bin/java" -XX:+DisableAttachMechanism -cp "$T/classes" JavaRatio 4 > /dev/null 2>&1 &
+pid=$!
+reap "$pid"
+wait_jvm_ready "$pid" || fail "JVM did not start"
+"$KILN" record -f 99 -d 2 -o "$T/rec3" --pids "$pid" > "$T/rec3.log" 2>&1 ||
+	fail "kiln record failed: $(cat "$T/rec3.log")"
+grep -q '^0;;java;\[Profiling skipped: JVM runs with -XX:+DisableAttachMechanism\];' \
+	"$T/rec3/last_profile.col" || fail "no skip frame: $(grep -v '^#' "$T/rec3/last_profile.col" | head -3)"
+wait "$pid"
 pass

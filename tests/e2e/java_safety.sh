@@ -18,6 +18,8 @@ reap "$pid"
 wait_jvm_ready "$pid" || fail "JVM did not start"
 probe --pid "$pid" --seconds 2 > "$T/p1" 2>&1 || fail "first session failed: $(cat "$T/p1")"
 grep "^jvm $pid " "$T/p1" || fail "first session did not profile: $(cat "$T/p1" "$T/err1")"
+# the session is over: the agent has disarmed every timer (no more SIGPROF)
+grep -q 'signal: 27/' "/proc/$pid/timers" && fail "the agent still samples after the session"
 # a second session with another copy of the library: the copy stays inert and the agent
 # the first session stopped serves the second
 cp "$JVM_LIB" "$T/copy-libkiln-jvm.so"
