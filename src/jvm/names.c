@@ -181,20 +181,17 @@ void kj_thread_name(pid_t tid, struct kj_buf *out)
 	/* threads started before the agent: the kernel's (15-character) name */
 	snprintf(buf, sizeof(buf), "/proc/self/task/%d/comm", (int)tid);
 	FILE *f = fopen(buf, "re");
+	const char *name = "thread";
 	if (f && fgets(buf, sizeof(buf), f)) {
 		buf[strcspn(buf, "\n")] = '\0';
 		slot = kj_map_find(&prefix_names, prefix_key(buf));
-		if (slot && *slot > 1) {
-			kj_buf_adds(out, (const char *)(uintptr_t)*slot);
-		} else {
-			sanitize_name(buf);
-			kj_buf_adds(out, buf);
-		}
-	} else {
-		kj_buf_adds(out, "thread");
+		name = slot && *slot > 1 ? (const char *)(uintptr_t)*slot : buf;
+		sanitize_name(buf);
 	}
 	if (f)
 		fclose(f);
+	kj_set_thread_name(tid, name);	/* read /proc once per thread */
+	kj_buf_adds(out, name);
 }
 
 void kj_set_thread_name(pid_t tid, const char *name)
@@ -206,6 +203,13 @@ void kj_set_thread_name(pid_t tid, const char *name)
 		return;
 	sanitize_name(copy);
 	pthread_mutex_lock(&kj.names_lock);
+	if (kj.names.count >= 8192) {	/* thread churn: start over rather than grow */
+		size_t pos = 0;
+		uint64_t key, val;
+		while (kj_map_next(&kj.names, &pos, &key, &val))
+			free((void *)(uintptr_t)val);
+		kj_map_release(&kj.names);
+	}
 	slot = kj_map_insert(&kj.names, (uint64_t)tid);
 	if (slot) {
 		free((void *)(uintptr_t)*slot);
