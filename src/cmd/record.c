@@ -368,6 +368,7 @@ int cmd_record(int argc, char **argv)
 	cfg.pids = o.pids;
 	cfg.nr_pids = o.nr_pids;
 	cfg.disabled_runtimes = disabled;
+	cfg.java_thread_names = o.java_thread_names;
 	cfg.run_arguments = args;
 	for (size_t i = 0; i < o.nr_pids; i++) {
 		char path[32];
