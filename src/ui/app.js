@@ -17,7 +17,9 @@
 	var labelValues = {};		/* label name -> values, for the service in S */
 	var labelsFor = null;		/* service whose labels are in labelValues */
 	var tree = null, view = null, seq = 0, apps = [];
-	var app = global.kilnApp = { state: null, tree: null, view: null, ready: false, drawMs: 0 };
+	/* for tests and bench/ui: the state, tree and view; readyAt is performance.now() when the
+	 * last load finished drawing, drawMs how long building the tree and drawing took */
+	var app = global.kilnApp = { state: null, tree: null, view: null, ready: false, readyAt: 0, drawMs: 0 };
 
 	/* ---- state and URL ---- */
 
@@ -58,8 +60,16 @@
 		return p.toString();
 	}
 
-	/* Writes S into the address bar; push makes a history entry (a new query). */
+	/* Writes S into the address bar; push makes a history entry (a new query). Zooms and
+	 * keystrokes come fast: those (push false) are written once they pause, since browsers
+	 * throttle history updates. */
+	var saveTimer = 0;
 	function saveState(push) {
+		clearTimeout(saveTimer);
+		if (!push) { saveTimer = setTimeout(writeState, 80); return; }
+		writeState(true);
+	}
+	function writeState(push) {
 		var url = location.pathname + '?' + stateQuery(S);
 		if (url === location.pathname + location.search) return;
 		if (push) history.pushState(null, '', url); else history.replaceState(null, '', url);
@@ -238,7 +248,9 @@
 	/* Search matches and the function chosen in the table, highlighted together. */
 	function highlight() {
 		if (!view) return;
-		var r = view.search(S.search), fid = nameId(S.fn), T = tree;
+		var fid = nameId(S.fn), T = tree;
+		if (!S.search && fid < 0 && !view.match) { $('found').textContent = ''; return; }	/* nothing to redraw */
+		var r = view.search(S.search);
 		$('found').textContent = !r ? '' : T.diff ? 'matched: A ' + pct(r.shareA) + ', B ' + pct(r.shareB)
 			: 'matched: ' + fmt(r.a) + ' samples (' + pct(r.shareA) + ')';
 		if (fid >= 0) {
@@ -292,6 +304,22 @@
 		var r = wrap.getBoundingClientRect(), x = ev.clientX - r.left + 14, y = ev.clientY - r.top + 14;
 		if (x + tip.offsetWidth > wrap.clientWidth) x = Math.max(0, wrap.clientWidth - tip.offsetWidth);
 		tip.style.left = x + 'px'; tip.style.top = y + 'px';
+	}
+
+	/* Keeps only the names that frames use: a flamebearer truncated to maxNodes still lists
+	 * every name of the profile, and the renderer sorts and classifies all it is given. */
+	function compactNames(resp) {
+		var fb = resp.flamebearer, step = resp.metadata && resp.metadata.format === 'double' ? 7 : 4;
+		var map = new Int32Array(fb.names.length).fill(-1), names = [];
+		fb.levels.forEach(function (row) {
+			for (var i = step - 1; i < row.length; i += step) {
+				var id = row[i];
+				if (map[id] < 0) { map[id] = names.length; names.push(fb.names[id]); }
+				row[i] = map[id];
+			}
+		});
+		fb.names = names;
+		return resp;
 	}
 
 	function showTree(T) {
@@ -356,8 +384,9 @@
 				bands.push({ from: toSeconds(sd.b.from, now), until: toSeconds(sd.b.until, now), color: 'rgba(184,92,0,0.20)', label: 'B' });
 			}
 			timeline.set(tl, bands);
-			showTree(KilnFlame.fromFlamebearer(resp));
+			showTree(KilnFlame.fromFlamebearer(compactNames(resp)));
 			app.ready = true;
+			app.readyAt = performance.now();
 			document.body.dataset.state = 'ready';
 		}).catch(function (e) {
 			if (my !== seq) return;

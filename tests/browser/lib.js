@@ -27,6 +27,7 @@ function startServer() {
 			clearTimeout(timer);
 			resolve({
 				url: m[1],
+				pid: proc.pid,
 				stop() {
 					proc.removeAllListeners('exit');
 					proc.kill('SIGTERM');
@@ -70,7 +71,13 @@ function watch(page) {
 	return { problems: () => bad.slice() };
 }
 
+/* CPU time (user + system) that process pid has used, in milliseconds. */
+function cpuMs(pid) {
+	const f = fs.readFileSync('/proc/' + pid + '/stat', 'utf8'), rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+	return (+rest[11] + +rest[12]) * 1000 / 100;	/* utime, stime in clock ticks (USER_HZ 100) */
+}
+
 /* A time in seconds, n minutes ago. */
 function minutesAgo(n) { return Math.floor(Date.now() / 1000) - n * 60; }
 
-module.exports = { ROOT, KILN, startServer, upload, launch, watch, minutesAgo };
+module.exports = { ROOT, KILN, startServer, upload, launch, watch, minutesAgo, cpuMs };

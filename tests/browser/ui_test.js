@@ -46,6 +46,10 @@ function nodeOf(page, name) {
 		return -1;
 	}, name);
 }
+/* Waits until the address bar holds text (the UI writes it once input pauses). */
+function urlHas(page, text) {
+	return page.waitForFunction((t) => decodeURIComponent(location.search).includes(t), text, { timeout: 5000 });
+}
 async function ready(page) {
 	await page.waitForSelector('body[data-state="ready"], body[data-state="error"], body[data-state="empty"]',
 		{ timeout: 15000 });
@@ -109,22 +113,29 @@ async function main() {
 		assert(/slow_path/.test(tip) && /total: \d+ samples/.test(tip) && /self:/.test(tip), 'tooltip: ' + tip);
 		await page.mouse.click(box.x + pos[0], box.y + pos[1]);
 		assert.strictEqual(await page.evaluate(() => kilnApp.view.zoomNode), sp);
-		assert(decodeURIComponent(page.url()).includes('zoom=python3;main_[p];handle_[p];slow_path_[p]'), page.url());
+		await urlHas(page, 'zoom=python3;main_[p];handle_[p];slow_path_[p]');
 		ok('a click zooms into slow_path (tooltip: self and total with shares); the zoom is in the URL');
 		await page.screenshot({ path: path.join(ARTIFACTS, 'ui-zoomed.png') });
 		await page.click('#reset');
 		assert.strictEqual(await page.evaluate(() => kilnApp.view.zoomNode), 0);
-		await page.keyboard.press('Enter');	/* focus is on the canvas: Enter zooms the selection */
+		/* keyboard: the canvas has focus after Reset; Down selects the widest child, Enter zooms */
+		assert.strictEqual(await page.evaluate(() => document.activeElement.id), 'flame');
+		await page.keyboard.press('ArrowDown');
+		await page.keyboard.press('Enter');
+		const kz = await page.evaluate(() => kilnApp.view.zoomNode);
+		assert(kz > 0, 'keyboard zoom stayed at the root');
+		await page.keyboard.press('Escape');
+		assert.strictEqual(await page.evaluate(() => kilnApp.view.zoomNode), 0);
+		ok('keyboard: arrow keys select a frame, Enter zooms, Escape resets');
 
 		/* search highlights and reports the share */
-		await page.keyboard.press('Escape');
 		await page.keyboard.press('/');
 		await page.keyboard.type('json_dumps');
 		const found = await page.textContent('#found');
 		assert(/matched: 270 samples \(19\.01%\)/.test(found), 'found: ' + found);
 		const jd = await nodeOf(page, 'json_dumps_[p]');
 		assert.deepStrictEqual(await frameColor(page, jd), [224, 0, 224]);
-		assert(page.url().includes('search=json_dumps'), page.url());
+		await urlHas(page, 'search=json_dumps');
 		ok('search "json_dumps" highlights its frame in magenta and reports ' + found);
 
 		/* the table sorts, and a row highlights its frames */
@@ -152,6 +163,8 @@ async function main() {
 		await page.screenshot({ path: path.join(ARTIFACTS, 'ui-search-table.png') });
 
 		/* a shared link restores service, filters, zoom, search and the table's selection */
+		await urlHas(page, 'fn=Query.exec_[j]');
+		await urlHas(page, 'zoom=python3;main_[p];handle_[p];slow_path_[p]');
 		const shared = page.url();
 		const page2 = await ctx.newPage();
 		const w2 = L.watch(page2);
