@@ -1,11 +1,384 @@
+/* kiln record: sample this machine into collapsed stacks and flamegraphs (SPEC §2).
+ * Options keep gProfiler's names and defaults. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "agent/output.h"
+#include "agent/sampler.h"
+#include "agent/session.h"
 #include "cmd/cmd.h"
+#include "profile/profile.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+
+/* Upload settings (-u): parsed here, sent by the upload client. */
+struct record_upload {
+	bool enabled;
+	const char *server_host;
+	const char *token;
+	const char *service_name;
+};
+
+struct record_options {
+	unsigned freq;
+	unsigned duration;
+	const char *output_dir;
+	bool rotating;
+	bool flamegraph;
+	bool continuous;
+	pid_t *pids;
+	size_t nr_pids;
+	enum perf_mode perf_mode;
+	uint32_t stack_size;
+	const char *python_mode, *java_mode, *nodejs_mode, *ruby_mode, *php_mode, *dotnet_mode;
+	bool java_thread_names;
+	struct record_upload upload;
+};
+
+enum {
+	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
+	OPT_STACK_SIZE, OPT_PYTHON_MODE, OPT_JAVA_MODE, OPT_NO_JAVA, OPT_JAVA_THREAD_NAMES,
+	OPT_NODEJS_MODE, OPT_RUBY_MODE, OPT_NO_RUBY, OPT_PHP_MODE, OPT_DOTNET_MODE,
+	OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME,
+};
+
+static const struct option long_options[] = {
+	{ "profiling-frequency", required_argument, NULL, 'f' },
+	{ "profiling-duration", required_argument, NULL, 'd' },
+	{ "output-dir", required_argument, NULL, 'o' },
+	{ "rotating-output", no_argument, NULL, OPT_ROTATING },
+	{ "no-flamegraph", no_argument, NULL, OPT_NO_FLAMEGRAPH },
+	{ "flamegraph", no_argument, NULL, OPT_FLAMEGRAPH },
+	{ "continuous", no_argument, NULL, 'c' },
+	{ "pids", required_argument, NULL, OPT_PIDS },
+	{ "perf-mode", required_argument, NULL, OPT_PERF_MODE },
+	{ "perf-dwarf-stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "python-mode", required_argument, NULL, OPT_PYTHON_MODE },
+	{ "java-mode", required_argument, NULL, OPT_JAVA_MODE },
+	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
+	{ "java-collect-thread-names", no_argument, NULL, OPT_JAVA_THREAD_NAMES },
+	{ "nodejs-mode", required_argument, NULL, OPT_NODEJS_MODE },
+	{ "ruby-mode", required_argument, NULL, OPT_RUBY_MODE },
+	{ "no-ruby", no_argument, NULL, OPT_NO_RUBY },
+	{ "php-mode", required_argument, NULL, OPT_PHP_MODE },
+	{ "dotnet-mode", required_argument, NULL, OPT_DOTNET_MODE },
+	{ "upload-results", no_argument, NULL, 'u' },
+	{ "server-host", required_argument, NULL, OPT_SERVER_HOST },
+	{ "token", required_argument, NULL, OPT_TOKEN },
+	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: kiln record [options]\n"
+	      "\n"
+	      "Samples every process on this machine and writes collapsed stacks (.col) and a\n"
+	      "flamegraph (.html) per session. Needs root (or CAP_PERFMON).\n"
+	      "\n"
+	      "  -f, --profiling-frequency HZ  samples per second per CPU (11)\n"
+	      "  -d, --profiling-duration S    length of one session in seconds (60)\n"
+	      "  -o, --output-dir DIR          where profile_<time>.col/.html and the last_*\n"
+	      "                                symlinks go (.)\n"
+	      "      --rotating-output         keep only the newest session's files\n"
+	      "      --no-flamegraph           write only the .col file\n"
+	      "  -c, --continuous              sessions back to back until SIGINT/SIGTERM\n"
+	      "      --pids P[,P...]           profile only these processes (and their children)\n"
+	      "      --perf-mode MODE          fp, dwarf, smart or disabled (smart)\n"
+	      "      --perf-dwarf-stack-size B user stack copied per sample in dwarf/smart mode\n"
+	      "                                (16384, at most 65528)\n"
+	      "      --python-mode MODE        auto or disabled (auto)\n"
+	      "      --java-mode MODE, --no-java   auto or disabled (auto)\n"
+	      "      --java-collect-thread-names   add Java thread names\n"
+	      "      --nodejs-mode MODE        none, perf or attach-maps (none)\n"
+	      "      --ruby-mode, --php-mode, --dotnet-mode MODE, --no-ruby\n"
+	      "  -u, --upload-results          upload each session (needs --token and\n"
+	      "                                --service-name; --server-host URL)\n"
+	      "  -v, --verbose                 more messages;  -q, --quiet  errors only\n"
+	      "  -h, --help                    this text\n",
+	      f);
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct record_options *o, const char *arg)
+{
+	const char *p = arg;
+
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v <= 0 || v > INT_MAX || (*end && *end != ','))
+			return -EINVAL;
+		o->pids = xrealloc(o->pids, (o->nr_pids + 1) * sizeof(*o->pids));
+		o->pids[o->nr_pids++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return o->nr_pids ? 0 : -EINVAL;
+}
+
+static bool mode_in(const char *mode, const char *const *allowed)
+{
+	for (; *allowed; allowed++)
+		if (!strcmp(mode, *allowed))
+			return true;
+	return false;
+}
+
+static bool mode_off(const char *mode)
+{
+	return !strcmp(mode, "disabled") || !strcmp(mode, "none");
+}
+
+static int parse_args(int argc, char **argv, struct record_options *o)
+{
+	static const char *const python_modes[] = { "auto", "pyperf", "pyspy", "py-spy",
+						    "disabled", "none", NULL };
+	static const char *const java_modes[] = { "auto", "ap", "disabled", "none", NULL };
+	static const char *const node_modes[] = { "none", "disabled", "perf", "attach-maps",
+						  NULL };
+	static const char *const generic_modes[] = { "auto", "enabled", "rbspy", "phpspy",
+						     "dotnet-trace", "disabled", "none", NULL };
+	unsigned long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:d:o:cuvqh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (parse_uint(optarg, 1, 100000, &v) < 0)
+				goto bad;
+			o->freq = (unsigned)v;
+			break;
+		case 'd':
+			if (parse_uint(optarg, 1, 86400 * 7, &v) < 0)
+				goto bad;
+			o->duration = (unsigned)v;
+			break;
+		case 'o': o->output_dir = optarg; break;
+		case OPT_ROTATING: o->rotating = true; break;
+		case OPT_NO_FLAMEGRAPH: o->flamegraph = false; break;
+		case OPT_FLAMEGRAPH: o->flamegraph = true; break;
+		case 'c': o->continuous = true; break;
+		case OPT_PIDS:
+			if (parse_pids(o, optarg) < 0)
+				goto bad;
+			break;
+		case OPT_PERF_MODE:
+			if (perf_mode__parse(optarg, &o->perf_mode) < 0)
+				goto bad;
+			break;
+		case OPT_STACK_SIZE:
+			if (parse_uint(optarg, 8, SAMPLER_MAX_STACK_SIZE, &v) < 0 || v % 8)
+				goto bad;
+			o->stack_size = (uint32_t)v;
+			break;
+		case OPT_PYTHON_MODE:
+			if (!mode_in(optarg, python_modes))
+				goto bad;
+			o->python_mode = optarg;
+			break;
+		case OPT_JAVA_MODE:
+			if (!mode_in(optarg, java_modes))
+				goto bad;
+			o->java_mode = optarg;
+			break;
+		case OPT_NO_JAVA: o->java_mode = "disabled"; break;
+		case OPT_JAVA_THREAD_NAMES: o->java_thread_names = true; break;
+		case OPT_NODEJS_MODE:
+			if (!mode_in(optarg, node_modes))
+				goto bad;
+			o->nodejs_mode = optarg;
+			break;
+		case OPT_RUBY_MODE:
+		case OPT_PHP_MODE:
+		case OPT_DOTNET_MODE:
+			if (!mode_in(optarg, generic_modes))
+				goto bad;
+			*(c == OPT_RUBY_MODE ? &o->ruby_mode : c == OPT_PHP_MODE ? &o->php_mode
+										  : &o->dotnet_mode) = optarg;
+			break;
+		case OPT_NO_RUBY: o->ruby_mode = "disabled"; break;
+		case 'u': o->upload.enabled = true; break;
+		case OPT_SERVER_HOST: o->upload.server_host = optarg; break;
+		case OPT_TOKEN: o->upload.token = optarg; break;
+		case OPT_SERVICE_NAME: o->upload.service_name = optarg; break;
+		case 'v': log_level = LOG_DEBUG; break;
+		case 'q': log_level = LOG_ERROR; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->upload.enabled && (!o->upload.token || !o->upload.service_name)) {
+		log_error("--upload-results needs --token and --service-name");
+		return -EINVAL;
+	}
+	return 0;
+bad:
+	log_error("invalid value '%s' for option '%s'", optarg, argv[optind - 1]);
+	return -EINVAL;
+}
+
+static json_t *run_arguments(const struct record_options *o)
+{
+	json_t *pids = json_array();
+
+	for (size_t i = 0; i < o->nr_pids; i++)
+		json_array_append_new(pids, json_integer(o->pids[i]));
+	return json_pack("{s:i, s:i, s:s?, s:b, s:b, s:b, s:o, s:s, s:i, s:s, s:s, s:b, s:s, "
+			 "s:s, s:s, s:s, s:b, s:s?, s:s?}",
+			 "frequency", (int)o->freq, "duration", (int)o->duration,
+			 "output_dir", o->output_dir, "rotating_output", o->rotating,
+			 "flamegraph", o->flamegraph, "continuous", o->continuous, "pids", pids,
+			 "perf_mode", perf_mode__name(o->perf_mode),
+			 "perf_dwarf_stack_size", (int)o->stack_size, "python_mode", o->python_mode,
+			 "java_mode", o->java_mode, "java_collect_thread_names",
+			 o->java_thread_names, "nodejs_mode", o->nodejs_mode, "ruby_mode",
+			 o->ruby_mode, "php_mode", o->php_mode, "dotnet_mode", o->dotnet_mode,
+			 "upload_results", o->upload.enabled, "server_host", o->upload.server_host,
+			 "service_name", o->upload.service_name);
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	/* No SA_RESTART: the poll returns at once. A second signal kills as usual. */
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+		return -errno;
+	return 0;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "kiln: 'record' is not built yet\n");
-	return 1;
+	struct record_options o = {
+		.freq = 11, .duration = 60, .flamegraph = true, .perf_mode = PERF_MODE_SMART,
+		.stack_size = 16384, .python_mode = "auto", .java_mode = "auto",
+		.nodejs_mode = "none", .ruby_mode = "auto", .php_mode = "disabled",
+		.dotnet_mode = "disabled",
+	};
+	const char *disabled[8];
+	size_t nr_disabled = 0;
+	struct session_config cfg = { 0 };
+	struct session *s = NULL;
+	struct output out = { 0 };
+	char err[512] = "";
+	json_t *args = NULL;
+	int ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		goto out;
+	if (!o.output_dir)
+		o.output_dir = ".";
+	if (o.upload.enabled)
+		log_warn("uploading is not available in this build: sessions are written to '%s'",
+			 o.output_dir);
+	ret = output__init(&out, o.output_dir, o.flamegraph, o.rotating);
+	if (ret < 0)
+		goto out;
+	if (mode_off(o.python_mode))
+		disabled[nr_disabled++] = "python";
+	if (mode_off(o.java_mode))
+		disabled[nr_disabled++] = "java";
+	if (mode_off(o.ruby_mode))
+		disabled[nr_disabled++] = "ruby";
+	if (mode_off(o.php_mode))
+		disabled[nr_disabled++] = "php";
+	if (mode_off(o.dotnet_mode))
+		disabled[nr_disabled++] = "dotnet";
+	if (mode_off(o.nodejs_mode))
+		disabled[nr_disabled++] = "nodejs";
+	disabled[nr_disabled] = NULL;
+
+	args = run_arguments(&o);
+	cfg.freq = o.freq;
+	cfg.mode = o.perf_mode;
+	cfg.stack_size = o.stack_size;
+	cfg.pids = o.pids;
+	cfg.nr_pids = o.nr_pids;
+	cfg.disabled_runtimes = disabled;
+	cfg.run_arguments = args;
+	for (size_t i = 0; i < o.nr_pids; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "/proc/%d", (int)o.pids[i]);
+		if (access(path, F_OK) < 0)
+			log_warn("process %d does not exist (yet): it is profiled if it appears",
+				 (int)o.pids[i]);
+	}
+	ret = install_signals();
+	if (ret < 0) {
+		log_error("failed to install signal handlers: %s", strerror(-ret));
+		goto out;
+	}
+	ret = session__open(&cfg, &s, err, sizeof(err));
+	if (ret < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	log_info("profiling %s at %u Hz, perf mode %s, %us sessions%s into '%s'",
+		 o.nr_pids ? "the given processes" : "every process", o.freq,
+		 perf_mode__name(session__mode(s)), o.duration,
+		 o.continuous ? " (continuous)" : "", o.output_dir);
+	do {
+		struct profile *p;
+		ret = session__run(s, (uint64_t)o.duration * 1000, &stop_requested);
+		if (ret < 0) {
+			log_error("failed to read samples: %s", strerror(-ret));
+			break;
+		}
+		p = session__flush(s);
+		ret = output__write(&out, p);
+		profile__free(p);
+		if (ret < 0)
+			break;
+	} while (o.continuous && !stop_requested);
+out:
+	session__free(s);
+	json_decref(args);
+	free(o.pids);
+	if (ret > 0)
+		return 0;	/* --help */
+	return ret < 0 ? 1 : 0;
 }

@@ -247,6 +247,7 @@ static int write_page(FILE *f, const struct profile *a, const struct profile *b,
 	      "\t\tvar data = JSON.parse(document.getElementById('kiln-data').textContent);\n"
 	      "\t\tvar view = KilnFlame.mount(document.getElementById('kiln'), KilnFlame.fromStacks(data),\n"
 	      "\t\t\t{ title: data.title, subtitle: data.subtitle });\n"
+	      "\t\twindow.kilnView = view;\n"
 	      "\t\tdoc.setAttribute('data-kiln-rendered', String(view.stats.drawn));\n"
 	      "\t\tdoc.setAttribute('data-kiln-ms', String(Date.now() - t0));\n"
 	      "\t} catch (e) {\n"

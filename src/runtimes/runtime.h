@@ -45,7 +45,7 @@ struct runtime_ops {
 	 * errno. Never blocks; gives up with RT_FRAME_TRUNCATED rather than read too long. */
 	int (*sample)(struct runtime_proc *rp, pid_t tid, struct rt_frame *frames, int max);
 	/* Appends the annotated name of f ("alpha (app.py:12)_[p]") to out, from caches only. */
-	void (*name)(struct runtime_proc *rp, const struct rt_frame *f, struct strbuf *out);
+	void (*frame_name)(struct runtime_proc *rp, const struct rt_frame *f, struct strbuf *out);
 	/* The process exec'd or its session ended: free the state. Accepts NULL. */
 	void (*detach)(struct runtime_proc *rp);
 };

@@ -39,35 +39,59 @@ static bool is_function(const GElf_Sym *sym)
 	       sym->st_shndx < SHN_LORESERVE && sym->st_value != 0;
 }
 
+/* Preference among symbols at one address, as perf chooses: global, then weak, then
+ * local. The table keeps the first added of equals, so symbols go in in that order. */
+static int bind_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
 /* Adds the function symbols of every section of type type (SHT_SYMTAB or SHT_DYNSYM).
  * Returns how many were added. */
 static size_t add_symbols(struct symtab *t, Elf *e, GElf_Word type)
 {
-	Elf_Scn *scn = NULL;
-	size_t added = 0;
+	size_t added = 0, entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	int rank;
 
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, n, entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	if (!entsize)
+		return 0;
+	for (rank = 0; rank < 3; rank++) {
+		Elf_Scn *scn = NULL;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		n = d->d_size / entsize;
-		for (i = 1; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			size_t i, n;
 
-			if (!gelf_getsym(d, (int)i, &sym) || !is_function(&sym))
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
 				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || !*name)
+			d = elf_getdata(scn, NULL);
+			if (!d || !d->d_buf)
 				continue;
-			symtab__add(t, sym.st_value, sym.st_size, name, strlen(name));
-			added++;
+			n = d->d_size / entsize;
+			for (i = 1; i < n; i++) {
+				GElf_Sym sym;
+				const char *name, *at;
+
+				if (!gelf_getsym(d, (int)i, &sym) || !is_function(&sym) ||
+				    bind_rank(&sym) != rank)
+					continue;
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				/* "memcpy@@GLIBC_2.14" in a .symtab is the "memcpy" of .dynsym */
+				at = strchr(name + 1, '@');
+				symtab__add(t, sym.st_value, sym.st_size, name,
+					    at ? (size_t)(at - name) : strlen(name));
+				added++;
+			}
 		}
 	}
 	return added;
@@ -104,6 +128,56 @@ static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
 			return scn;
 	}
 	return NULL;
+}
+
+/* Names x86-64 PLT stubs "name@plt", as perf and objdump do: entry i of .plt.sec (or of
+ * .plt after its first, resolver entry) jumps through relocation i of .rela.plt. */
+static void add_plt(struct symtab *t, Elf *e)
+{
+	GElf_Shdr rela_sh, plt_sh, dyn_sh;
+	GElf_Ehdr eh;
+	Elf_Scn *rela, *plt, *dyn;
+	Elf_Data *rd, *sd;
+	uint64_t base, limit;
+	size_t i, n, entsize;
+
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	rela = find_section(e, ".rela.plt", &rela_sh);
+	if (!rela || rela_sh.sh_type != SHT_RELA)
+		return;
+	plt = find_section(e, ".plt.sec", &plt_sh);
+	base = plt ? plt_sh.sh_addr : 0;
+	if (!plt) {
+		plt = find_section(e, ".plt", &plt_sh);
+		base = plt_sh.sh_addr + 16;
+	}
+	entsize = gelf_fsize(e, ELF_T_RELA, 1, EV_CURRENT);
+	dyn = elf_getscn(e, rela_sh.sh_link);
+	if (!plt || plt_sh.sh_size < 16 || !entsize || !dyn || !gelf_getshdr(dyn, &dyn_sh) ||
+	    dyn_sh.sh_type != SHT_DYNSYM)
+		return;
+	limit = plt_sh.sh_addr + plt_sh.sh_size;
+	rd = elf_getdata(rela, NULL);
+	sd = elf_getdata(dyn, NULL);
+	if (!rd || !rd->d_buf || !sd || !sd->d_buf)
+		return;
+	n = rd->d_size / entsize;
+	for (i = 0; i < n && base + 16 * (i + 1) <= limit; i++) {
+		struct strbuf name = STRBUF_INIT;
+		const char *sym_name;
+		GElf_Rela r;
+		GElf_Sym sym;
+
+		if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+			continue;
+		sym_name = elf_strptr(e, dyn_sh.sh_link, sym.st_name);
+		if (!sym_name || !*sym_name)
+			continue;
+		strbuf_addf(&name, "%s@plt", sym_name);
+		symtab__add(t, base + 16 * i, 16, name.buf, name.len);
+		strbuf_release(&name);
+	}
 }
 
 /* Decompresses an xz stream into a malloc'd buffer. Returns NULL when it is not one. */
@@ -227,6 +301,8 @@ static size_t add_gopclntab(struct elf_symbols *es, Elf *e, int fd, size_t shnum
 
 	if (shnum > 1) {
 		scn = find_section(e, ".gopclntab", &sh);
+		if (!scn)	/* where PIE and shared-library builds put it */
+			scn = find_section(e, ".data.rel.ro.gopclntab", &sh);
 		if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			return 0;
 		n = gopclntab__load(d->d_buf, d->d_size,
@@ -275,11 +351,17 @@ static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const 
 	ssize_t idlen;
 	size_t shnum = 0;
 
-	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) == ELFCLASSNONE ||
-	    load_segments(es, e) < 0) {
+	if (!e || elf_kind(e) != ELF_K_ELF) {
 		int en = elf_errno();
 
 		errmsg(err, errlen, "%s", en ? elf_errmsg(en) : "not an ELF file");
+		elf_symbols_release(es);
+		return en ? -EINVAL : -ENOEXEC;
+	}
+	if (gelf_getclass(e) == ELFCLASSNONE || load_segments(es, e) < 0) {
+		int en = elf_errno();
+
+		errmsg(err, errlen, "%s", en ? elf_errmsg(en) : "invalid ELF header");
 		elf_symbols_release(es);
 		return -EINVAL;
 	}
@@ -301,6 +383,7 @@ static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const 
 	if (!(es->sources & (ELF_SRC_SYMTAB | ELF_SRC_DEBUGFILE)) &&
 	    add_gopclntab(es, e, fd, shnum))
 		es->sources |= ELF_SRC_GOPCLNTAB;
+	add_plt(&es->tab, e);
 	add_barriers(&es->tab, e);
 	symtab__finish(&es->tab, SYMTAB_FIRST_WINS, 0);
 	return 0;

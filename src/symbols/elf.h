@@ -43,8 +43,8 @@ void elf_symbols_release(struct elf_symbols *es);
 /* Reads the symbols of the ELF file open at fd (the caller keeps fd; it is not needed
  * afterwards). path is the file as the process sees it and root the process's root
  * ("/proc/PID/root", or "" for the host): both only serve to find a separate debug file.
- * Returns 0 (possibly with no symbols), or -EINVAL when fd is not a readable ELF file, in
- * which case es holds nothing; err (may be NULL) then gets libelf's reason. */
+ * Returns 0 (possibly with no symbols), -ENOEXEC when fd is not an ELF file, or -EINVAL
+ * when it is a corrupt one; es then holds nothing and err (may be NULL) gets the reason. */
 int elf_symbols__load(struct elf_symbols *es, int fd, const char *root, const char *path,
 		      char *err, size_t errlen);
 /* The same for an ELF image in memory (the vDSO). image is copied. */

@@ -10,7 +10,8 @@
  *
  * Names are written without gProfiler's annotations: the caller appends "_[k]" and the
  * like. Nothing here trusts the files it reads: a corrupt or truncated binary or perf map
- * yields unresolved frames and at most one warning, never a crash. */
+ * yields unresolved frames and at most one warning, never a crash. Not thread-safe: one
+ * thread (the agent's) uses a symbolizer at a time. */
 #ifndef KILN_SYMBOLS_SYMBOLIZER_H
 #define KILN_SYMBOLS_SYMBOLIZER_H
 

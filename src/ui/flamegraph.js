@@ -388,6 +388,20 @@
 		}
 
 		view.draw = draw;
+		/* Where node i is drawn, in CSS pixels of the canvas, or null when it is not. */
+		view.rectOf = function (i) {
+			for (var k = 0; k < dcount; k++)
+				if (dnode[k] === i) {
+					var r = view.inverted ? rows - 1 - drow[k] : drow[k];
+					return { x: dx[k], y: r * rowH, w: dw[k], h: rowH - 1 };
+				}
+			return null;
+		};
+		/* The first node named name in preorder, or -1. */
+		view.find = function (name) {
+			for (var i = 1; i < T.n; i++) if (T.names[T.name[i]] === name) return i;
+			return -1;
+		};
 		/* Facts about node i for tooltips and the status line. */
 		view.info = function (i) {
 			var z = view.zoomNode, name = i === 0 ? 'all' : T.names[T.name[i]];
@@ -447,18 +461,14 @@
 		};
 
 		function pos(ev) {
-			var r = canvas.getBoundingClientRect();
-			return [ev.clientX - r.left, ev.clientY - r.top];
+			var r = canvas.getBoundingClientRect(); return [ev.clientX - r.left, ev.clientY - r.top];
 		}
 		function onMove(ev) {
 			var p = pos(ev), k = hitAt(p[0], p[1]), i = k >= 0 ? dnode[k] : -1;
 			if (opt.onHover) opt.onHover(k < 0 ? null : i < 0 ? { merged: -1 - i } : view.info(i), ev);
 			if (i !== view.hovered) { view.hovered = i; draw(); }
 		}
-		function onLeave() {
-			view.hovered = -1; draw();
-			if (opt.onHover) opt.onHover(null);
-		}
+		function onLeave() { view.hovered = -1; draw(); if (opt.onHover) opt.onHover(null); }
 		function onClick(ev) {
 			var p = pos(ev), k = hitAt(p[0], p[1]);
 			if (k >= 0 && dnode[k] >= 0) { view.selected = dnode[k]; view.zoom(dnode[k]); }
@@ -473,15 +483,10 @@
 			else return;
 			ev.preventDefault();
 		}
-		canvas.addEventListener('mousemove', onMove);
-		canvas.addEventListener('mouseleave', onLeave);
-		canvas.addEventListener('click', onClick);
-		canvas.addEventListener('keydown', onKey);
+		var handlers = { mousemove: onMove, mouseleave: onLeave, click: onClick, keydown: onKey };
+		Object.keys(handlers).forEach(function (t) { canvas.addEventListener(t, handlers[t]); });
 		view.destroy = function () {
-			canvas.removeEventListener('mousemove', onMove);
-			canvas.removeEventListener('mouseleave', onLeave);
-			canvas.removeEventListener('click', onClick);
-			canvas.removeEventListener('keydown', onKey);
+			Object.keys(handlers).forEach(function (t) { canvas.removeEventListener(t, handlers[t]); });
 		};
 		draw();
 		return view;
@@ -490,7 +495,7 @@
 	function el(tag, cls, text) {
 		var e = document.createElement(tag);
 		if (cls) e.className = cls;
-		if (text !== undefined) e.textContent = text;
+		if (text !== undefined) e.textContent = text;	/* never innerHTML: names are untrusted */
 		return e;
 	}
 
@@ -572,10 +577,19 @@
 			if (ev.key === 'Enter') canvas.focus();
 			if (ev.key === 'Escape') { search.value = ''; doSearch(); canvas.focus(); }
 		});
-		document.addEventListener('keydown', function (ev) {
+		function onSlash(ev) {
 			if (ev.key === '/' && document.activeElement !== search) { ev.preventDefault(); search.focus(); }
-		});
-		global.addEventListener('resize', function () { view.draw(); });
+		}
+		function onResize() { view.draw(); }
+		document.addEventListener('keydown', onSlash);
+		global.addEventListener('resize', onResize);
+		var destroyCanvas = view.destroy;
+		view.destroy = function () {	/* for a UI that mounts again: leave nothing behind */
+			destroyCanvas();
+			document.removeEventListener('keydown', onSlash);
+			global.removeEventListener('resize', onResize);
+			container.removeChild(root);
+		};
 		view.searchInput = search;
 		return view;
 	}

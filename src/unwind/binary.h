@@ -13,16 +13,15 @@ struct unwind_elf {
 	void *mem;	/* the vDSO image copy, or NULL */
 };
 
-/* Opens the binary of mapping m of process p: through /proc/<pid>/map_files/<start>-<end>,
- * else /proc/<pid>/root/<path>; "[vdso]" is read from kiln's own vDSO (the kernel maps the
+/* Opens the binary of mapping m of process p with binary__open() (map_files, the
+ * process's root, the host); "[vdso]" is read from kiln's own vDSO (the kernel maps the
  * same image in every process). Returns 0, or a negative errno (-ENOENT for memory with
  * no file). Close with unwind_elf_close(). */
 int unwind_elf_open(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m);
 
-/* Opens the separate debug file of binary b (mapping m of p) that holds .debug_frame:
- * /usr/lib/debug/.build-id/xx/yyyy.debug, else the .gnu_debuglink name beside the binary,
- * in its .debug/ folder, or under /usr/lib/debug/, all inside the process's root. A file
- * whose build-id differs from the binary's is refused. Returns 0, or -ENOENT. */
+/* Opens the separate debug file of binary b (mapping m of p) when it holds .debug_frame,
+ * found by debugfile__open() (build-id directory, .gnu_debuglink with its CRC) under the
+ * process's root and on the host. Returns 0, or -ENOENT. */
 int unwind_elf_open_debug(struct unwind_elf *d, const struct unwind_elf *b,
 			  const struct proc_ref *p, const struct mapping *m);
 

@@ -12,12 +12,19 @@
 
 #include "unwind/fde.h"
 #include "unwind/table.h"
+#include "util/hashmap.h"
 #include "util/strbuf.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
 #define FP_SAMPLE 256	/* FDEs looked at to decide whether a binary keeps frame pointers */
+
+/* A row while the table is built. */
+struct unwind_row {
+	uint32_t pc;		/* first vaddr of the row, minus the table's base */
+	struct unwind_rule rule;
+};
 
 struct row_vec {
 	struct unwind_row *v;
@@ -53,8 +60,44 @@ static bool plt_rule(const Dwarf_Op *ops, size_t nops, int64_t *off, int *thresh
 	return true;
 }
 
+/* A register saved by DW_CFA_expression at rsp + N, as libdw gives it:
+ * DW_OP_call_frame_cfa (pushed per the DWARF rules, unused); DW_OP_breg7 N. */
+static bool rsp_slot(Dwarf_Frame *f, int reg, int64_t *slot)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(f, reg, mem, &ops, &nops) != 0 || nops != 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_breg7)
+		return false;
+	*slot = (int64_t)ops[1].number;
+	return true;
+}
+
+/* glibc's x86_64 signal trampoline: CFA = *(rsp + N), rip at rsp + N + 8, rbp at rsp + K
+ * (the sigcontext the kernel pushed). */
+static bool signal_rule(Dwarf_Frame *f, struct unwind_rule *r)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+	int64_t rip, rbp;
+
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 2 || ops[0].atom != DW_OP_breg7 ||
+	    ops[1].atom != DW_OP_deref)
+		return false;
+	int64_t rsp = (int64_t)ops[0].number;
+	if (rsp < 0 || rsp > 4096 || !rsp_slot(f, REG_RA, &rip) || rip != rsp + 8 ||
+	    !rsp_slot(f, REG_RBP, &rbp) || rbp < 0 || rbp > 4096)
+		return false;
+	r->cfa = CFA_SIGNAL;
+	r->off = (int32_t)rsp;
+	r->aux = (int16_t)rbp;
+	r->rbp = RBP_AT_CFA;
+	return true;
+}
+
 /* Reduces one frame state to a row. */
-static void classify(Dwarf_Frame *f, struct unwind_row *r)
+static void classify(Dwarf_Frame *f, bool signal, struct unwind_rule *r)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
@@ -65,6 +108,8 @@ static void classify(Dwarf_Frame *f, struct unwind_row *r)
 	r->rbp = RBP_LOST;
 	r->off = 0;
 	r->aux = 0;
+	if (signal && signal_rule(f, r))
+		return;
 	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops) != 0)
 		return;
 	if (nops == 0) {
@@ -103,13 +148,13 @@ static void classify(Dwarf_Frame *f, struct unwind_row *r)
 	}
 }
 
-static void push_row(struct row_vec *rv, uint64_t pc_rel, const struct unwind_row *r)
+static void push_row(struct row_vec *rv, uint64_t pc_rel, const struct unwind_rule *r)
 {
 	if (rv->n == rv->alloc) {
 		rv->alloc = rv->alloc ? 2 * rv->alloc : 1024;
 		rv->v = xrealloc(rv->v, rv->alloc * sizeof(*rv->v));
 	}
-	rv->v[rv->n] = *r;
+	rv->v[rv->n].rule = *r;
 	rv->v[rv->n].pc = (uint32_t)pc_rel;
 	rv->n++;
 }
@@ -121,21 +166,22 @@ static bool compile_fde(Dwarf_CFI *cfi, uint64_t base, uint64_t lo, uint64_t hi,
 {
 	uint64_t pc = lo;
 	bool fp = false;
-	struct unwind_row r;
+	struct unwind_rule r;
 
 	if (lo < base || hi - base > UINT32_MAX)
 		return false;
 	while (pc < hi) {
 		Dwarf_Frame *f;
 		Dwarf_Addr start, end;
+		bool signal = false;
 
 		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0)
 			break;
-		if (dwarf_frame_info(f, &start, &end, NULL) < 0) {
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0) {
 			free(f);
 			break;
 		}
-		classify(f, &r);
+		classify(f, signal, &r);
 		free(f);
 		if (r.cfa == CFA_RBP && r.off == 16 && r.rbp == RBP_AT_CFA && r.aux == -16)
 			fp = true;
@@ -160,18 +206,20 @@ static int row_cmp(const void *a, const void *b)
 	if (x->pc != y->pc)
 		return x->pc < y->pc ? -1 : 1;
 	/* at one pc, a gap marker sorts first so that the real row wins */
-	return (y->cfa == CFA_NONE) - (x->cfa == CFA_NONE);
+	return (y->rule.cfa == CFA_NONE) - (x->rule.cfa == CFA_NONE);
 }
 
-static bool row_same_rule(const struct unwind_row *a, const struct unwind_row *b)
+static bool rule_same(const struct unwind_rule *a, const struct unwind_rule *b)
 {
 	return a->cfa == b->cfa && a->rbp == b->rbp && a->off == b->off && a->aux == b->aux;
 }
 
-/* Sorts rows, keeps the last row at each pc, merges neighbours with the same rule. */
-static void finish_rows(struct row_vec *rv)
+/* Sorts rows, keeps the last row at each pc, merges neighbours with the same rule, and
+ * stores them into t as pcs plus indexes into a deduplicated rule array. */
+static void finish_rows(struct unwind_table *t, struct row_vec *rv)
 {
 	size_t out = 0;
+	struct hashmap *seen;
 
 	if (rv->n == 0)
 		return;
@@ -179,12 +227,34 @@ static void finish_rows(struct row_vec *rv)
 	for (size_t i = 0; i < rv->n; i++) {
 		if (i + 1 < rv->n && rv->v[i + 1].pc == rv->v[i].pc)
 			continue;
-		if (out > 0 && row_same_rule(&rv->v[out - 1], &rv->v[i]))
+		if (out > 0 && rule_same(&rv->v[out - 1].rule, &rv->v[i].rule))
 			continue;
 		rv->v[out++] = rv->v[i];
 	}
-	rv->n = out;
-	rv->v = xrealloc(rv->v, out * sizeof(*rv->v));
+	t->pcs = xmalloc(out * sizeof(*t->pcs));
+	t->rule_of = xmalloc(out * sizeof(*t->rule_of));
+	seen = hashmap__new();
+	for (size_t i = 0; i < out; i++) {
+		struct unwind_rule *r = &rv->v[i].rule;
+		bool created;
+		void **slot;
+
+		if (t->nrules >= UINT16_MAX) {	/* never seen: degrade, do not fail */
+			r->cfa = CFA_BAD;
+			r->off = r->aux = 0;
+			r->rbp = RBP_LOST;
+		}
+		slot = hashmap__insert(seen, r, sizeof(*r), &created);
+		if (created) {
+			t->rules = xrealloc(t->rules, (t->nrules + 1) * sizeof(*t->rules));
+			t->rules[t->nrules] = *r;
+			*slot = (void *)(uintptr_t)t->nrules++;
+		}
+		t->pcs[i] = rv->v[i].pc;
+		t->rule_of[i] = (uint16_t)(uintptr_t)*slot;
+	}
+	hashmap__free(seen);
+	t->nrows = out;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *name)
@@ -327,7 +397,8 @@ int unwind_table_build(struct unwind_table *t, const struct unwind_sources *src)
 		eh_cfi = dwarf_getcfi_elf(src->elf);
 	if (!eh_cfi)
 		fde_list_release(&eh);
-	qsort(eh.v, eh.n, sizeof(*eh.v), range_cmp);
+	if (eh.n)
+		qsort(eh.v, eh.n, sizeof(*eh.v), range_cmp);
 	df_cfi = debug_frame(src->elf, &df, &df_dw);
 	if (src->debug && src->debug != src->elf)
 		dbg_cfi = debug_frame(src->debug, &dbg, &dbg_dw);
@@ -346,9 +417,8 @@ int unwind_table_build(struct unwind_table *t, const struct unwind_sources *src)
 			compile_list(t, df_cfi, &df, &eh, &rv);
 		if (dbg_cfi)
 			compile_list(t, dbg_cfi, &dbg, eh.n ? &eh : &df, &rv);
-		finish_rows(&rv);
-		t->rows = rv.v;
-		t->nrows = rv.n;
+		finish_rows(t, &rv);
+		free(rv.v);
 	}
 	if (eh_cfi)
 		dwarf_cfi_end(eh_cfi);
@@ -364,13 +434,16 @@ int unwind_table_build(struct unwind_table *t, const struct unwind_sources *src)
 
 void unwind_table_release(struct unwind_table *t)
 {
-	free(t->rows);
+	free(t->pcs);
+	free(t->rule_of);
+	free(t->rules);
 	memset(t, 0, sizeof(*t));
 }
 
 size_t unwind_table_bytes(const struct unwind_table *t)
 {
-	return sizeof(*t) + t->nrows * sizeof(*t->rows);
+	return sizeof(*t) + t->nrows * (sizeof(*t->pcs) + sizeof(*t->rule_of)) +
+	       t->nrules * sizeof(*t->rules);
 }
 
 bool unwind_table_vaddr(const struct unwind_table *t, uint64_t file_off, uint64_t *vaddr)
@@ -386,7 +459,7 @@ bool unwind_table_vaddr(const struct unwind_table *t, uint64_t file_off, uint64_
 	return false;
 }
 
-const struct unwind_row *unwind_table_find(const struct unwind_table *t, uint64_t vaddr)
+const struct unwind_rule *unwind_table_find(const struct unwind_table *t, uint64_t vaddr)
 {
 	size_t a = 0, b = t->nrows;
 
@@ -397,12 +470,12 @@ const struct unwind_row *unwind_table_find(const struct unwind_table *t, uint64_
 	while (a < b) {	/* first row with pc > target */
 		size_t mid = a + (b - a) / 2;
 
-		if (t->rows[mid].pc <= pc)
+		if (t->pcs[mid] <= pc)
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	if (a == 0 || t->rows[a - 1].cfa == CFA_NONE)
+	if (a == 0 || t->rules[t->rule_of[a - 1]].cfa == CFA_NONE)
 		return NULL;
-	return &t->rows[a - 1];
+	return &t->rules[t->rule_of[a - 1]];
 }

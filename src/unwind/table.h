@@ -19,6 +19,9 @@ enum cfa_rule {
 	CFA_NONE,	/* no CFI covers this pc */
 	CFA_BAD,	/* CFI exists but uses a rule we do not support (signal frames, ...) */
 	CFA_END,	/* the return address is undefined: outermost frame (_start, clone) */
+	CFA_SIGNAL,	/* a signal frame (__restore_rt): rsp points at the kernel's ucontext;
+			 * the interrupted rsp is at rsp+off, its rip at rsp+off+8, its rbp at
+			 * rsp+aux, and its pc is exact (no call before it) */
 };
 
 /* Where the caller's rbp is. */
@@ -28,8 +31,9 @@ enum rbp_rule {
 	RBP_LOST,	/* not recoverable */
 };
 
-struct unwind_row {
-	uint32_t pc;		/* first vaddr of the row, minus the table's base */
+/* How to step out of a frame: shared by every row with the same rule (a binary has a few
+ * hundred distinct ones for tens of thousands of rows). */
+struct unwind_rule {
 	int32_t off;
 	int16_t aux;
 	uint8_t cfa;		/* enum cfa_rule */
@@ -43,8 +47,13 @@ struct unwind_load {
 
 struct unwind_table {
 	uint64_t base;			/* vaddr that row pcs are relative to */
-	struct unwind_row *rows;	/* sorted by pc; NULL when nrows == 0 */
+	/* row i covers [pcs[i], pcs[i+1]) (pcs relative to base) with rules[rule_of[i]]:
+	 * 6 bytes a row */
+	uint32_t *pcs;
+	uint16_t *rule_of;
 	size_t nrows;
+	struct unwind_rule *rules;
+	size_t nrules;
 	struct unwind_load loads[8];
 	int nloads;
 	bool has_cfi;		/* some CFI section was found */
@@ -71,8 +80,8 @@ size_t unwind_table_bytes(const struct unwind_table *t);
 /* Turns a file offset into a vaddr. Returns false when no executable segment holds it. */
 bool unwind_table_vaddr(const struct unwind_table *t, uint64_t file_off, uint64_t *vaddr);
 
-/* Returns the row that covers vaddr, or NULL when none does. */
-const struct unwind_row *unwind_table_find(const struct unwind_table *t, uint64_t vaddr);
+/* Returns the rule of the row that covers vaddr, or NULL when no CFI covers it. */
+const struct unwind_rule *unwind_table_find(const struct unwind_table *t, uint64_t vaddr);
 
 /* True when elf has a section called name with contents. */
 bool unwind_elf_has_section(Elf *elf, const char *name);

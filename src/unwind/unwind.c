@@ -29,6 +29,7 @@ struct unwinder {
 struct frame {
 	uint64_t pc, sp, bp;
 	bool bp_ok;	/* bp holds this frame's rbp */
+	bool exact;	/* pc was interrupted (leaf, signal), not a return address */
 };
 
 enum step { STEP_OK, STEP_END, STEP_FAIL };
@@ -84,14 +85,33 @@ static enum step step_fp(const struct unwind_sample *s, struct frame *f)
 	f->sp = f->bp + 16;
 	f->bp = saved_bp;
 	f->pc = ra;
+	f->exact = false;
 	return STEP_OK;
 }
 
-static enum step step_cfi(const struct unwind_sample *s, const struct unwind_row *r,
+/* Out of a signal frame: the kernel's sigcontext holds the interrupted registers. */
+static enum step step_signal(const struct unwind_sample *s, const struct unwind_rule *r,
+			     struct frame *f)
+{
+	uint64_t sp, ip, bp;
+
+	if (!stack_read(s, f->sp + (uint64_t)r->off, &sp) ||
+	    !stack_read(s, f->sp + (uint64_t)r->off + 8, &ip) || sp <= f->sp || ip >= USER_TOP)
+		return STEP_FAIL;
+	f->bp_ok = stack_read(s, f->sp + (uint64_t)r->aux, &bp) && (f->bp = bp, true);
+	f->sp = sp;
+	f->pc = ip;
+	f->exact = true;
+	return ip ? STEP_OK : STEP_END;
+}
+
+static enum step step_cfi(const struct unwind_sample *s, const struct unwind_rule *r,
 			  struct frame *f)
 {
 	uint64_t cfa, ra, bp;
 
+	if (r->cfa == CFA_SIGNAL)
+		return step_signal(s, r, f);
 	switch (r->cfa) {
 	case CFA_RSP:
 		cfa = f->sp + (uint64_t)(int64_t)r->off;
@@ -115,20 +135,21 @@ static enum step step_cfi(const struct unwind_sample *s, const struct unwind_row
 		f->bp_ok = false;
 	f->sp = cfa;
 	f->pc = ra;
+	f->exact = false;
 	if (ra == 0)
 		return STEP_END;
 	return ra < USER_TOP ? STEP_OK : STEP_FAIL;
 }
 
 /* Steps frame f, whose code is at lookup (pc, or pc-1 for a return address), to its
- * caller. */
+ * caller. leaf: f was interrupted (the sample's own frame, or one below a signal frame). */
 static enum step step(struct unwinder *u, const struct proc_ref *p,
 		      const struct unwind_sample *s, unwind_find_mapping_fn find, void *ctx,
 		      struct frame *f, uint64_t lookup, bool leaf)
 {
 	const struct mapping *m = find ? find(ctx, lookup) : NULL;
 	const struct unwind_table *t;
-	const struct unwind_row *r = NULL;
+	const struct unwind_rule *r = NULL;
 	uint64_t va;
 	bool smart = u->mode == UNWIND_SMART;
 
@@ -157,15 +178,15 @@ int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
 	if (!u || !p || !sample || !pcs || max < 1 || !truncated ||
 	    (sample->stack_len && !sample->stack))
 		return -EINVAL;
-	struct frame f = { sample->regs.ip, sample->regs.sp, sample->regs.bp, true };
+	struct frame f = { sample->regs.ip, sample->regs.sp, sample->regs.bp, true, true };
 	int n = 0;
 	enum step st = STEP_OK;
 
 	pcs[n++] = f.pc;
 	while (n < max) {
-		uint64_t lookup = n == 1 ? f.pc : f.pc - 1;
+		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
 
-		st = step(u, p, sample, find, ctx, &f, lookup, n == 1);
+		st = step(u, p, sample, find, ctx, &f, lookup, f.exact);
 		if (st != STEP_OK)
 			break;
 		pcs[n++] = f.pc;

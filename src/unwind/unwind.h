@@ -31,11 +31,19 @@ struct unwind_sample {
 /* Returns the mapping that holds addr in the sampled process, or NULL. */
 typedef const struct mapping *(*unwind_find_mapping_fn)(void *ctx, uint64_t addr);
 
+/* UNWIND_DWARF: CFI for every binary that has it; frame pointers only for code without
+ * any CFI (JIT and anonymous memory, binaries built without unwind tables).
+ * UNWIND_SMART: frame pointers for binaries that keep them (Go, -fno-omit-frame-pointer
+ * builds; their rows are then not even compiled), CFI for the others, and frame pointers
+ * wherever CFI is missing or unsupported; one stack may mix both. */
 enum unwind_mode { UNWIND_DWARF, UNWIND_SMART };
 
 struct unwinder;
 
-/* cache_bytes bounds the memory of compiled unwind tables (0 picks a default). */
+/* cache_bytes bounds the memory of compiled unwind tables (0 picks 32 MiB); a table is
+ * compiled when a binary is first met in a sample (milliseconds for most binaries, about
+ * two seconds for a 100 MB library) and evicted least-recently-used. Not thread-safe:
+ * one unwinder per thread. Never fails (allocation failure aborts). */
 struct unwinder *unwinder__new(enum unwind_mode mode, uint64_t cache_bytes);
 void unwinder__free(struct unwinder *u);	/* accepts NULL */
 
@@ -43,9 +51,13 @@ void unwinder__free(struct unwinder *u);	/* accepts NULL */
 uint64_t unwinder__memory(const struct unwinder *u);
 
 /* Unwinds one sample of process p. Writes up to max return addresses, leaf first (pcs[0]
- * is regs.ip), into pcs. Returns the number written (>= 1), or a negative errno.
- * *truncated is set when the walk stopped before the outermost frame: the stack copy
- * ended, or a frame could not be unwound. */
+ * is regs.ip), into pcs: symbolize pcs[i] - 1 for i >= 1 (a call may end a function).
+ * find is asked for the mapping of each pc; the binaries are read through /proc/<pid>
+ * (map_files, root) the first time they are met. Returns the number written (>= 1), or
+ * -EINVAL for a NULL argument or max < 1. *truncated is set when the walk stopped before
+ * the outermost frame (_start, a thread's clone, rbp == 0 at the end of a frame-pointer
+ * chain): the stack copy ended, max was reached, or a frame could not be unwound. The
+ * stack copy is untrusted: garbage yields a short stack, never a crash. */
 int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
 		     const struct unwind_sample *sample, unwind_find_mapping_fn find, void *ctx,
 		     uint64_t *pcs, int max, bool *truncated);

@@ -64,7 +64,7 @@ static struct entry *probe(const struct hashmap *m, uint64_t h, const void *key,
 		struct entry *e = &m->slots[i];
 		if (!e->hash)
 			return e;
-		if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0)
+		if (e->hash == h && e->len == len && (!len || memcmp(e->key, key, len) == 0))
 			return e;
 	}
 }
@@ -107,7 +107,8 @@ void **hashmap__insert(struct hashmap *m, const void *key, size_t len, bool *cre
 		return &e->value;
 	e->hash = h;
 	e->key = xmalloc(len);
-	memcpy(e->key, key, len);
+	if (len)	/* key may be NULL for the empty key: memcpy(dst, NULL, 0) is undefined */
+		memcpy(e->key, key, len);
 	e->len = len;
 	e->value = NULL;
 	m->count++;

@@ -19,14 +19,14 @@
 
 static char tmpdir[256];
 
-static void tmpdir_make(void)
+static inline void tmpdir_make(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/kiln-symtest-XXXXXX");
 	if (!mkdtemp(tmpdir))
 		abort();
 }
 
-static void tmpdir_remove(void)
+static inline void tmpdir_remove(void)
 {
 	char cmd[512];
 
@@ -36,7 +36,7 @@ static void tmpdir_remove(void)
 }
 
 /* Runs a shell command in tmpdir; returns its exit status. */
-__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static inline int sh(const char *fmt, ...)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	va_list ap;
@@ -54,7 +54,7 @@ __attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
 	return rc;
 }
 
-static void write_file(const char *name, const char *text)
+static inline void write_file(const char *name, const char *text)
 {
 	char path[512];
 	FILE *f;
@@ -66,7 +66,7 @@ static void write_file(const char *name, const char *text)
 }
 
 /* The address nm (or nm -D with dynamic) reports for symbol name in file, or 0. */
-static uint64_t nm_addr(const char *file, const char *name, bool dynamic)
+static inline uint64_t nm_addr(const char *file, const char *name, bool dynamic)
 {
 	char cmd[1024], line[1024];
 	uint64_t addr = 0;
@@ -88,7 +88,27 @@ static uint64_t nm_addr(const char *file, const char *name, bool dynamic)
 	return addr;
 }
 
-static char *path_in(const char *name)
+/* The address objdump -d gives label (such as "printf@plt") in file, or 0. */
+static inline uint64_t objdump_addr(const char *file, const char *label)
+{
+	char cmd[1024], line[1024], want[300];
+	unsigned long long a;
+	uint64_t addr = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d '%s/%s' 2>/dev/null", tmpdir, file);
+	snprintf(want, sizeof(want), "<%s>:", label);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, want) && sscanf(line, "%llx", &a) == 1)
+			addr = a;
+	pclose(p);
+	return addr;
+}
+
+static inline char *path_in(const char *name)
 {
 	static char path[4][512];
 	static int next;
@@ -99,7 +119,7 @@ static char *path_in(const char *name)
 }
 
 /* Loads the symbols of a file in tmpdir; root as elf_symbols__load takes it. */
-static int load_file(struct elf_symbols *es, const char *name, const char *root)
+static inline int load_file(struct elf_symbols *es, const char *name, const char *root)
 {
 	char err[256] = "";
 	int fd = open(path_in(name), O_RDONLY | O_CLOEXEC), ret;
@@ -112,14 +132,14 @@ static int load_file(struct elf_symbols *es, const char *name, const char *root)
 }
 
 /* The name at ELF virtual address va, or "" (never NULL, for assert_string_equal). */
-static const char *at(const struct elf_symbols *es, uint64_t va)
+static inline const char *at(const struct elf_symbols *es, uint64_t va)
 {
 	const char *n = symtab__find(&es->tab, va, NULL);
 
 	return n ? n : "";
 }
 
-static bool have_cmd(const char *cmd)
+static inline bool have_cmd(const char *cmd)
 {
 	char buf[256];
 

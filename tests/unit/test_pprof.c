@@ -16,6 +16,11 @@
 #include "format/pprof.h"
 #include "profile.pb-c.h"
 
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* The profile as sorted folded text, to compare profiles whatever their ids. */
 static char *folded(const struct profile *p)
 {
@@ -28,7 +33,7 @@ static char *folded(const struct profile *p)
 	fclose(f);
 	for (char *l = strtok_r(buf, "\n", &save); l && n < 256; l = strtok_r(NULL, "\n", &save))
 		lines[n++] = l;
-	qsort(lines, n, sizeof(*lines), (int (*)(const void *, const void *))strcmp);
+	qsort(lines, n, sizeof(*lines), line_cmp);
 	for (size_t i = 0; i < n; i++)
 		strbuf_addf(&out, "%s\n", lines[i]);
 	free(buf);

@@ -87,6 +87,10 @@ static void test_symtab(void **state)
 	assert_string_equal(at(&es, b + 2), "beta");
 	assert_string_equal(at(&es, nm_addr("prog", "main", false)), "main");
 	assert_int_equal(es.build_id_len, 20);
+	/* PLT stubs are named as objdump names them */
+	a = objdump_addr("prog", "printf@plt");
+	assert_true(a);
+	assert_string_equal(at(&es, a + 4), "printf@plt");
 	elf_symbols_release(&es);
 }
 
@@ -104,6 +108,17 @@ static void test_dynsym_only(void **state)
 	assert_int_equal(es.sources, ELF_SRC_DYNSYM);
 	assert_string_equal(at(&es, a + 4), "lib_alpha");
 	assert_string_equal(at(&es, b), "lib_beta");
+
+	/* a versioned global is named as .dynsym names it, ahead of a local alias */
+	write_file("v.c", "int foo_impl(int x) { return x + 1; }\n"
+			  "__asm__(\".symver foo_impl,foo@@V1\");\n");
+	write_file("v.map", "V1 { global: foo; local: *; };\n");
+	assert_int_equal(sh("cc -O0 -fPIC -shared -Wl,--version-script=v.map -o libv.so v.c"), 0);
+	a = nm_addr("libv.so", "foo@@V1", false);
+	assert_true(a);
+	assert_int_equal(load_file(&es, "libv.so", ""), 0);
+	assert_true(es.sources & ELF_SRC_SYMTAB);
+	assert_string_equal(at(&es, a), "foo");
 	elf_symbols_release(&es);
 }
 
@@ -153,6 +168,16 @@ static void test_debuglink(void **state)
 	assert_int_equal(load_file(&es, "dl", ""), 0);
 	assert_true(es.sources & ELF_SRC_DEBUGFILE);
 	assert_string_equal(at(&es, a + 1), "alpha");
+
+	/* /usr/lib/debug/<dir of the binary>/ inside the process's root */
+	assert_int_equal(sh("d=root/usr/lib/debug$(pwd) && mkdir -p $d && cp .debug/dl.debug $d/ && "
+			    "rm .debug/dl.debug"), 0);
+	assert_int_equal(load_file(&es, "dl", ""), 0);
+	assert_false(es.sources & ELF_SRC_DEBUGFILE);
+	assert_int_equal(load_file(&es, "dl", path_in("root")), 0);
+	assert_true(es.sources & ELF_SRC_DEBUGFILE);
+	assert_string_equal(at(&es, a), "alpha");
+	assert_int_equal(sh("mv root/usr/lib/debug$(pwd)/dl.debug .debug/"), 0);
 
 	/* a debug file whose CRC does not match is not used */
 	assert_int_equal(sh("printf x >> .debug/dl.debug"), 0);
@@ -291,7 +316,140 @@ static void test_go_pclntab(void **state)
 	assert_true(es.sources & ELF_SRC_GOPCLNTAB);
 	assert_string_equal(at(&es, a), "main.alpha");
 	assert_string_equal(at(&es, b), "main.beta");
+
+	/* PIE keeps the table in .data.rel.ro.gopclntab; nm on an unstripped twin is the oracle */
+	assert_int_equal(sh("GOFLAGS= GO111MODULE=off go build -buildmode=pie -o gpie gop.go && "
+			    "GOFLAGS= GO111MODULE=off go build -buildmode=pie -ldflags='-s -w' "
+			    "-o gpie-s gop.go"), 0);
+	a = nm_addr("gpie", "main.alpha", false);
+	assert_true(a);
+	assert_int_equal(load_file(&es, "gpie-s", ""), 0);
+	assert_true(es.sources & ELF_SRC_GOPCLNTAB);
+	assert_string_equal(at(&es, a + 2), "main.alpha");
+	assert_string_equal(at(&es, nm_addr("gpie", "main.beta", false)), "main.beta");
 	elf_symbols_release(&es);
+}
+
+/* A pclntab written by hand after the runtime's layouts (runtime/symtab.go of each Go
+ * release), for the formats the installed Go does not produce. */
+struct pcw {
+	uint8_t buf[1024];
+	bool be;
+	unsigned ps;
+};
+
+static void put(struct pcw *w, size_t at, unsigned n, uint64_t v)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		w->buf[at + i] = (uint8_t)(v >> (8 * (w->be ? n - 1 - i : i)));
+}
+
+static void put_magic(struct pcw *w, uint32_t magic)
+{
+	put(w, 0, 4, magic);
+	w->buf[4] = w->buf[5] = 0;
+	w->buf[6] = 1;
+	w->buf[7] = (uint8_t)w->ps;
+}
+
+/* Two functions at 0x401000 (0x40 bytes) and 0x401040 (0x20 bytes). */
+static size_t build_pclntab(struct pcw *w, int version)
+{
+	const unsigned ps = w->ps;
+	const uint64_t pc[3] = { 0x401000, 0x401040, 0x401060 };
+	size_t names, ftab, funcs, i;
+
+	memset(w->buf, 0, sizeof(w->buf));
+	if (version == 12) {
+		put_magic(w, 0xfffffffb);
+		put(w, 8, ps, 2);
+		ftab = 8 + ps;
+		funcs = ftab + 5 * ps;
+		names = funcs + 2 * (ps + 4);
+		for (i = 0; i < 2; i++) {
+			put(w, ftab + 2 * i * ps, ps, pc[i]);
+			put(w, ftab + (2 * i + 1) * ps, ps, funcs + i * (ps + 4));
+			put(w, funcs + i * (ps + 4), ps, pc[i]);
+			put(w, funcs + i * (ps + 4) + ps, 4, names + i * 16);
+		}
+		put(w, ftab + 4 * ps, ps, pc[2]);
+	} else if (version == 116) {
+		put_magic(w, 0xfffffffa);
+		put(w, 8, ps, 2);
+		names = 8 + 7 * ps;
+		ftab = names + 32;
+		funcs = 5 * ps;		/* relative to ftab */
+		put(w, 8 + 2 * ps, ps, names);
+		put(w, 8 + 6 * ps, ps, ftab);
+		for (i = 0; i < 2; i++) {
+			put(w, ftab + 2 * i * ps, ps, pc[i]);
+			put(w, ftab + (2 * i + 1) * ps, ps, funcs + i * (ps + 4));
+			put(w, ftab + funcs + i * (ps + 4), ps, pc[i]);
+			put(w, ftab + funcs + i * (ps + 4) + ps, 4, i * 16);
+		}
+		put(w, ftab + 4 * ps, ps, pc[2]);
+	} else {
+		put_magic(w, version == 118 ? 0xfffffff0 : 0xfffffff1);
+		put(w, 8, ps, 2);
+		put(w, 8 + 2 * ps, ps, pc[0]);	/* textStart */
+		names = 8 + 8 * ps;
+		ftab = names + 32;
+		funcs = 5 * 4;
+		put(w, 8 + 3 * ps, ps, names);
+		put(w, 8 + 7 * ps, ps, ftab);
+		for (i = 0; i < 2; i++) {
+			put(w, ftab + 8 * i, 4, pc[i] - pc[0]);
+			put(w, ftab + 8 * i + 4, 4, funcs + i * 8);
+			put(w, ftab + funcs + i * 8, 4, pc[i] - pc[0]);
+			put(w, ftab + funcs + i * 8 + 4, 4, i * 16);
+		}
+		put(w, ftab + 16, 4, pc[2] - pc[0]);
+	}
+	memcpy(w->buf + names, "main.alpha", 11);
+	memcpy(w->buf + names + 16, "main.(*T).beta", 15);
+	return version == 12 ? names + 32 : ftab + 200;
+}
+
+static void test_pclntab_formats(void **state)
+{
+	static const int versions[] = { 12, 116, 118, 120 };
+	size_t v, len;
+	int order;
+
+	for (v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		for (order = 0; order < 4; order++) {
+			struct pcw w = { .be = order & 1, .ps = order & 2 ? 4 : 8 };
+			struct symtab t;
+			uint8_t shifted[1100];
+
+			len = build_pclntab(&w, versions[v]);
+			symtab_init(&t);
+			assert_int_equal(gopclntab__load(w.buf, len, 0, &t), 2);
+			symtab__finish(&t, SYMTAB_FIRST_WINS, 0);
+			assert_string_equal(symtab__find(&t, 0x401000, NULL), "main.alpha");
+			assert_string_equal(symtab__find(&t, 0x40103f, NULL), "main.alpha");
+			assert_string_equal(symtab__find(&t, 0x401050, NULL), "main.(*T).beta");
+			assert_null(symtab__find(&t, 0x401060, NULL));
+			symtab_release(&t);
+			/* found by its magic behind other bytes */
+			memset(shifted, 0xff, 76);
+			memcpy(shifted + 76, w.buf, len);
+			assert_int_equal(gopclntab__scan(shifted, len + 76), 76);
+			/* every truncation is refused or names nothing wrong */
+			for (; len > 0; len -= 7) {
+				symtab_init(&t);
+				if (gopclntab__load(w.buf, len, 0, &t) > 0) {
+					symtab__finish(&t, SYMTAB_FIRST_WINS, 0);
+					assert_string_equal(symtab__find(&t, 0x401000, NULL), "main.alpha");
+				}
+				symtab_release(&t);
+				if (len < 7)
+					break;
+			}
+		}
+	}
 }
 
 static void test_gopclntab_rejects_garbage(void **state)
@@ -327,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_dir),
 		cmocka_unit_test(test_cxx_demangle),
 		cmocka_unit_test(test_go_pclntab),
+		cmocka_unit_test(test_pclntab_formats),
 		cmocka_unit_test(test_gopclntab_rejects_garbage),
 	};
 

@@ -12,9 +12,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 
 #include "test_unwind_util.h"
+#include "unwind/cache.h"
 #include "unwind/unwind.h"
 
 static char workdir[] = "/tmp/kiln-unwind-test.XXXXXX";
@@ -55,7 +57,7 @@ static int teardown(void **state)
 }
 
 /* Unwinds a capture of exe in mode; checks the result against backtrace(). */
-static void check_capture(const char *exe, enum unwind_mode mode)
+static void check_capture_as(const char *exe, enum unwind_mode mode, const char *how)
 {
 	struct test_capture c;
 	struct test_maps tm;
@@ -63,7 +65,7 @@ static void check_capture(const char *exe, enum unwind_mode mode)
 	uint64_t pcs[256];
 	bool truncated;
 
-	assert_int_equal(test_capture_run(&c, exe), 0);
+	assert_int_equal(test_capture_mode(&c, exe, how), 0);
 	assert_true(test_maps_load(&tm, c.pid) > 0);
 	struct proc_ref p = { c.pid, c.pid };
 	int n = unwinder__unwind(u, &p, &c.s, test_maps_find, &tm, pcs, 256, &truncated);
@@ -104,6 +106,20 @@ static void check_capture(const char *exe, enum unwind_mode mode)
 	unwinder__free(u);
 	test_maps_release(&tm);
 	test_capture_release(&c);
+}
+
+static void check_capture(const char *exe, enum unwind_mode mode)
+{
+	check_capture_as(exe, mode, "capture");
+}
+
+/* capture <- handler <- __restore_rt <- (interrupted) raise <- rec x30 <- main: the
+ * signal frame's CFI is glibc's DW_CFA_expression rules over the kernel's sigcontext. */
+static void test_signal(void **state)
+{
+	check_capture_as(exe_nofp, UNWIND_DWARF, "capture-signal");
+	check_capture_as(exe_nofp, UNWIND_SMART, "capture-signal");
+	check_capture_as(exe_fp, UNWIND_SMART, "capture-signal");
 }
 
 static void test_nofp_dwarf(void **state)
@@ -381,6 +397,117 @@ static void test_cache_bound(void **state)
 	test_capture_release(&c);
 }
 
+/* The mapping a corrupt file is seen through, for any address. */
+static struct mapping corrupt_map;
+
+static const struct mapping *corrupt_find(void *ctx, uint64_t addr)
+{
+	return addr >= corrupt_map.start && addr < corrupt_map.end ? &corrupt_map : NULL;
+}
+
+/* Corrupt binaries (bytes flipped anywhere, in the CFI sections most, or cut short) give
+ * an empty or partial table, never a crash: libdw and our FDE walk read untrusted data. */
+static void test_corrupt_binary(void **state)
+{
+	struct strbuf orig = STRBUF_INIT;
+	char path[300];
+	uint64_t pcs[64];
+	bool truncated;
+	uint8_t stack[4096];
+	struct proc_ref p = { getpid(), getpid() };
+
+	assert_int_equal(strbuf_read_file(&orig, exe_nofp), 0);
+	snprintf(path, sizeof(path), "%s/corrupt", workdir);
+	/* .eh_frame_hdr and .eh_frame sit in the first few pages of this small binary */
+	srand(777);
+	for (int iter = 0; iter < 150; iter++) {
+		struct strbuf b = STRBUF_INIT;
+		size_t len = orig.len;
+
+		strbuf_add(&b, orig.buf, orig.len);
+		int flips = 1 + rand() % 40;
+		for (int k = 0; k < flips; k++) {
+			size_t at = iter % 2 ? 0x2000 + (size_t)rand() % 0x1000 : (size_t)rand() % len;
+			if (at < len)
+				b.buf[at] = (char)rand();
+		}
+		if (iter % 10 == 9)
+			len = (size_t)rand() % len;
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		assert_int_equal(fwrite(b.buf, 1, len, f), len);
+		fclose(f);
+		strbuf_release(&b);
+
+		corrupt_map = (struct mapping){ .start = 0x10000, .end = 0x20000, .pgoff = 0x1000,
+						.prot = PROT_READ | PROT_EXEC, .path = path };
+		for (size_t i = 0; i < sizeof(stack); i++)
+			stack[i] = (uint8_t)rand();
+		struct unwind_sample s = { { 0x10000 + (uint64_t)(rand() % 0x1000), 0x7ff000000000,
+					     0x7ff000000100 }, stack, sizeof(stack) };
+		for (int mode = UNWIND_DWARF; mode <= UNWIND_SMART; mode++) {
+			struct unwinder *u = unwinder__new(mode, 0);
+			int n = unwinder__unwind(u, &p, &s, corrupt_find, NULL, pcs, 64, &truncated);
+			assert_true(n >= 1 && n <= 64);
+			unwinder__free(u);
+		}
+	}
+	strbuf_release(&orig);
+}
+
+/* Hundreds of real binaries (the host's shared libraries and programs, up to 300) through
+ * a cache of 2 MiB: each one with CFI compiles to rows, and the cache never holds much more than its
+ * bound (one table larger than the bound is kept while it is in use). */
+static void test_many_binaries(void **state)
+{
+	struct unwind_cache *c = unwind_cache__new(2 << 20, true);
+	struct proc_ref p = { getpid(), getpid() };
+	FILE *ls = popen("ls /usr/lib/x86_64-linux-gnu/*.so* /usr/bin/* 2>/dev/null | head -300", "r");
+	char path[4096];
+	size_t tables = 0, with_cfi = 0, with_rows = 0, largest = 0;
+
+	/* the vDSO has no file: its table comes from kiln's own copy of the image */
+	static struct test_maps self;
+	assert_true(test_maps_load(&self, getpid()) > 0);
+	for (size_t i = 0; i < self.n; i++)
+		if (strcmp(self.v[i].path, "[vdso]") == 0) {
+			const struct unwind_table *t = unwind_cache__get(c, &p, &self.v[i]);
+			assert_non_null(t);
+			assert_true(t->has_cfi && t->nrows > 0);
+		}
+	test_maps_release(&self);
+
+	assert_non_null(ls);
+	while (fgets(path, sizeof(path), ls)) {
+		struct stat st;
+
+		path[strcspn(path, "\n")] = '\0';
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		struct mapping m = { .start = 0x10000, .end = 0x20000, .ino = st.st_ino,
+				     .maj = major(st.st_dev), .min = minor(st.st_dev),
+				     .prot = PROT_READ | PROT_EXEC, .path = path };
+		const struct unwind_table *t = unwind_cache__get(c, &p, &m);
+
+		if (!t)
+			continue;	/* not an x86_64 ELF (scripts) */
+		tables++;
+		with_cfi += t->has_cfi;
+		with_rows += t->has_cfi && t->nrows > 0;
+		if (unwind_table_bytes(t) > largest)
+			largest = unwind_table_bytes(t);
+		assert_true(unwind_cache__bytes(c) <= (2 << 20) + largest + 4096);
+	}
+	pclose(ls);
+	print_message("%zu binaries, %zu with CFI, %zu of them with rows, %llu evictions, "
+		      "largest table %zu bytes\n", tables, with_cfi, with_rows,
+		      (unsigned long long)unwind_cache__evictions(c), largest);
+	assert_true(tables >= 100);
+	assert_int_equal(with_rows, with_cfi);	/* no CFI: Go (stripped), Free Pascal */
+	assert_true(unwind_cache__evictions(c) > 0);
+	unwind_cache__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,11 +515,14 @@ int main(void)
 		cmocka_unit_test(test_nofp_smart),
 		cmocka_unit_test(test_fp_dwarf),
 		cmocka_unit_test(test_fp_smart),
+		cmocka_unit_test(test_signal),
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_jit_between),
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_cache_bound),
+		cmocka_unit_test(test_corrupt_binary),
+		cmocka_unit_test(test_many_binaries),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

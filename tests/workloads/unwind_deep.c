@@ -5,6 +5,8 @@
  *   unwind_deep capture     at the bottom of the recursion, write one "sample" to stdout
  *                           (registers, a copy of the stack, backtrace() as the oracle),
  *                           then wait until stdin closes so that /proc/<pid> stays readable.
+ *   unwind_deep capture-signal  the same, from a SIGUSR1 handler the recursion's bottom
+ *                           raises: the stack holds the kernel's signal frame.
  *   unwind_deep capture-jit the same, with main -> JIT stub -> rec x30: the stub lives in
  *                           anonymous executable memory, has no CFI and keeps a frame
  *                           pointer, as JIT compilers' code does.
@@ -12,6 +14,7 @@
  * Capture format, all little-endian u64: ip, sp, bp, stack_len, stack bytes, n, n oracle
  * return addresses (backtrace() from the capture point, outermost last). */
 #include <execinfo.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,8 +92,10 @@ __attribute__((noinline)) static int rec(int n, int which)
 {
 	if (n > 1)
 		return rec_ptr(n - 1, which) + 1;
-	if (capture_mode)
+	if (capture_mode == 1)
 		capture();
+	else if (capture_mode == 2)
+		raise(SIGUSR1);
 	if (which)
 		leaf_three();
 	else
@@ -110,6 +115,12 @@ __attribute__((noinline)) static void run(double seconds)
 	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+	capture();
+}
+
 static int capture_entry(void)
 {
 	return rec_ptr(DEPTH, 1);
@@ -122,6 +133,12 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "capture") == 0) {
 		capture_mode = 1;
+		rec_ptr(DEPTH, 1);
+		return 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "capture-signal") == 0) {
+		signal(SIGUSR1, on_signal);
+		capture_mode = 2;
 		rec_ptr(DEPTH, 1);
 		return 1;
 	}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bench/unwind.sh [SECONDS] — kiln's native unwinder against `perf record --call-graph dwarf`
+# + `perf script` on the same running workloads at 99 Hz:
+#   unwind_deep  the -O2 -fomit-frame-pointer C workload (main -> rec x30 -> leaves)
+#   python3      Debian's /usr/bin/python3 running a busy script (entry: Py_BytesMain)
+# For each: percent of samples whose stack reaches main, profiler CPU per 1,000 samples,
+# peak memory, bytes written. kiln's side is bench/unwind_bench (the sampler's reads of
+# REGS_USER + STACK_USER samples, then kiln's unwinder, cold and warm); until the agent's
+# `kiln record --perf-mode smart` exists this measures the unwinder, not the whole agent.
+# Needs root (perf_event_open on another process) and linux-perf. Prints figures only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-10}
+FREQ=99
+STACK=8192
+T=$(mktemp -d /tmp/kiln-bench-unwind.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+
+make -s build/libkiln.a
+cc -O2 -g -std=c11 -D_GNU_SOURCE -Isrc -include src/util/banned.h -o "$T/unwind_bench" \
+	bench/unwind_bench.c build/libkiln.a $(pkg-config --libs libdw libelf libxxhash zlib) -lm
+cc -O2 -fomit-frame-pointer -o "$T/unwind_deep" tests/workloads/unwind_deep.c
+cat > "$T/busy.py" <<'EOF'
+import time
+def f(n):
+    return f(n - 1) if n else sum(i * i for i in range(2000))
+end = time.time() + 600
+while time.time() < end:
+    f(20)
+EOF
+
+# perf: record, then script (where perf unwinds); CPU and peak RSS from GNU time.
+perf_side() {	# pid symbol
+	/usr/bin/time -f "%U %S %M" -o "$T/rec.time" \
+		perf record -q --call-graph dwarf,$STACK -F $FREQ -p "$1" -o "$T/perf.data" -- sleep "$SECS" \
+		>/dev/null 2>&1
+	/usr/bin/time -f "%U %S %M" -o "$T/script.time" \
+		perf script -i "$T/perf.data" -F comm,tid,ip,sym >"$T/script.txt" 2>/dev/null
+	awk -v sym="$2" -v bytes="$(stat -c %s "$T/perf.data")" \
+	    -v rec="$(cat "$T/rec.time")" -v scr="$(cat "$T/script.time")" '
+		/^[^ \t]/ { n++; if (inmain) good++; inmain = 0; next }
+		$2 == sym { inmain = 1 }
+		END {
+			if (inmain) good++
+			split(rec, r, " "); split(scr, s, " ")
+			cpu = (r[1] + r[2] + s[1] + s[2]) * 1000
+			printf "  perf:  %5d samples  reach main %6.2f%%  cpu %7.1f ms/1000 samples (record %.0f ms, script %.0f ms)  peak rss %d KB  written %d bytes\n",
+				n, 100 * good / (n ? n : 1), cpu * 1000 / (n ? n : 1), (r[1] + r[2]) * 1000,
+				(s[1] + s[2]) * 1000, (r[3] > s[3] ? r[3] : s[3]), bytes
+		}' "$T/script.txt"
+}
+
+kiln_side() {	# pid symbol
+	"$T/unwind_bench" "$1" "$SECS" $FREQ $STACK "$2" >"$T/kiln.txt"
+	awk '{ v[$1] = $2 } END {
+		n = v["samples"]
+		for (m = 0; m < 2; m++) {
+			mode = m ? "dwarf" : "smart"
+			cpu = v["record_cpu_ms"] + v[mode "_cold_cpu_ms"]
+			printf "  kiln %s: %5d samples  reach main %6.2f%%  cpu %7.1f ms/1000 samples (ring %.0f ms, unwind cold %.0f ms incl. table builds, warm %.2f us/sample)  unwinder memory %d KB  bench peak rss %d KB  written 0 bytes\n",
+				mode, n, v[mode "_reach_main_pct"], cpu * 1000 / n, v["record_cpu_ms"],
+				v[mode "_cold_cpu_ms"], v[mode "_warm_us_per_sample"],
+				v[mode "_memory_bytes"] / 1024, v["peak_rss_kb"]
+		}
+	}' "$T/kiln.txt"
+}
+
+run() {	# name symbol cmd...
+	local name=$1 sym=$2
+	shift 2
+	"$@" >/dev/null 2>&1 &
+	local pid=$!
+	pids+=("$pid")
+	sleep 0.5
+	echo "$name (pid $pid, $SECS s at $FREQ Hz, $STACK-byte stack copies):"
+	kiln_side "$pid" "$sym"
+	perf_side "$pid" "$sym"
+	kill "$pid" 2>/dev/null || true
+}
+
+run "unwind_deep -O2 -fomit-frame-pointer" main "$T/unwind_deep" 600
+run "python3 busy script" Py_BytesMain /usr/bin/python3 "$T/busy.py"

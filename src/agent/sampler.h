@@ -1,0 +1,85 @@
+/* The sampler: one perf_event per online CPU (software cpu-clock at a frequency) whose
+ * mmap ring buffers carry the samples and the sideband records (COMM, MMAP2, FORK, EXIT)
+ * that keep the process table right. All rings are read by the calling thread through one
+ * epoll set; the kernel wakes it by watermark, not per sample.
+ *
+ * Records are decoded into the structures below and handed to callbacks. Pointers in them
+ * point into a scratch copy and are valid only during the callback. Not thread-safe. */
+#ifndef KILN_AGENT_SAMPLER_H
+#define KILN_AGENT_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbols/mapping.h"
+
+/* Largest user stack copy the kernel accepts (u16 size, 8-byte aligned). */
+#define SAMPLER_MAX_STACK_SIZE 65528u
+
+struct sampler_config {
+	unsigned freq;		/* samples per second per CPU */
+	bool callchain;		/* kernel (+ user unless user_regs_stack) callchains */
+	bool user_regs_stack;	/* PERF_SAMPLE_REGS_USER + STACK_USER for CFI unwinding */
+	uint32_t stack_size;	/* bytes of user stack copied per sample (multiple of 8) */
+	unsigned ring_pages;	/* data pages per CPU ring (power of two); 0: about a second of samples */
+};
+
+struct sampler_sample {
+	pid_t pid, tid;
+	uint32_t cpu;
+	uint64_t time;
+	const uint64_t *kernel_ips;	/* leaf first, context markers removed */
+	uint32_t nr_kernel;
+	const uint64_t *user_ips;	/* leaf first (fp walk by the kernel) */
+	uint32_t nr_user;
+	bool has_regs;			/* user registers and stack copy present */
+	uint64_t ip, sp, bp;
+	const uint8_t *stack;
+	uint64_t stack_len;		/* bytes actually copied (dyn_size) */
+};
+
+struct sampler_handlers {
+	void *ctx;
+	void (*sample)(void *ctx, const struct sampler_sample *s);
+	void (*comm)(void *ctx, pid_t pid, pid_t tid, const char *comm, bool exec);
+	/* m->path points into the record; copy what must be kept. */
+	void (*mmap)(void *ctx, pid_t pid, pid_t tid, const struct mapping *m);
+	void (*fork)(void *ctx, pid_t pid, pid_t ppid, pid_t tid);
+	void (*exit)(void *ctx, pid_t pid, pid_t tid);
+};
+
+struct sampler_stats {
+	uint64_t samples;	/* sample records read */
+	uint64_t lost;		/* records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t throttled;	/* throttle events */
+	uint64_t bad;		/* records that failed to decode */
+	uint64_t wakeups;	/* epoll wakeups with data */
+};
+
+struct sampler;
+
+/* Opens one event per online CPU and maps its ring. The events start disabled.
+ * Returns 0 and *out, or a negative errno (-EACCES/-EPERM: not privileged) with a message
+ * in err. */
+int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *err,
+		  size_t errlen);
+/* Closes the events and unmaps the rings. Accepts NULL. */
+void sampler__free(struct sampler *s);
+
+int sampler__enable(struct sampler *s);
+int sampler__disable(struct sampler *s);
+
+/* Waits up to timeout_ms for a ring to reach its watermark (or a signal), then reads
+ * every ring empty, calling h. Returns the number of records read, -EINTR when a signal
+ * interrupted the wait, or another negative errno. */
+int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handlers *h);
+/* Reads every ring empty without waiting. Returns the number of records read. */
+int sampler__drain(struct sampler *s, const struct sampler_handlers *h);
+
+/* Counters since sampler__open. */
+struct sampler_stats sampler__stats(const struct sampler *s);
+unsigned sampler__nr_cpus(const struct sampler *s);
+
+#endif

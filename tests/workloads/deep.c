@@ -1,0 +1,60 @@
+/* Known-answer workload for CFI unwinding: built -O2 -fomit-frame-pointer, so a
+ * frame-pointer walk cannot reach main. Two processes (main forks once) each run
+ * main -> spin -> recurse x30 -> dispatch -> alpha/beta/gamma_, the leaves sharing the
+ * CPU 50/30/20 by work units. Runs argv[1] seconds. */
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UNIT 200000
+#define DEPTH 30
+
+static volatile unsigned long sink;
+
+#define LEAF(name, units)                                                       \
+	static __attribute__((noinline)) void name(void)                        \
+	{                                                                       \
+		unsigned long x = sink;                                         \
+		for (unsigned long i = 0; i < (units) * (unsigned long)UNIT; i++) \
+			x = x * 2862933555777941757ul + 3037000493ul;           \
+		sink = x;                                                       \
+	}
+LEAF(alpha, 5)
+LEAF(beta, 3)
+LEAF(gamma_, 2)
+
+static __attribute__((noinline)) void dispatch(void)
+{
+	alpha();
+	beta();
+	gamma_();
+	sink++;
+}
+
+/* Work after the call keeps it from becoming a jump. */
+static __attribute__((noinline)) void recurse(int depth)
+{
+	if (depth > 0)
+		recurse(depth - 1);
+	else
+		dispatch();
+	sink += (unsigned long)depth;
+}
+
+static __attribute__((noinline)) void spin(time_t end)
+{
+	while (time(NULL) < end)
+		recurse(DEPTH);
+}
+
+int main(int argc, char **argv)
+{
+	time_t end = time(NULL) + (argc > 1 ? atoi(argv[1]) : 10);
+	pid_t child = fork();
+
+	spin(end);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	return 0;
+}

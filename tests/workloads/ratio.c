@@ -1,0 +1,78 @@
+/* Known-answer workload: three leaf functions share the CPU 50/30/20 by work units.
+ * Built with frame pointers and without tail calls (tests/workloads/lib.sh). Runs
+ * argv[1] threads (default 2) until killed, or for argv[2] seconds. Every unit is the same loop, so time is proportional to units. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define UNIT 200000
+
+static volatile unsigned long sink;
+/* Storing the frame address forces a frame: GCC sets none up in a leaf that does not
+ * touch the stack, even with -fno-omit-frame-pointer, and an fp walk would then skip the
+ * leaf's caller. */
+static void *volatile frame_sink;
+
+
+/* The leaves call no one: their own loop is the work. */
+static __attribute__((noinline)) void alpha(void)
+{
+	unsigned long x = sink;
+
+	frame_sink = __builtin_frame_address(0);
+	for (unsigned long i = 0; i < 5ul * UNIT; i++)
+		x = x * 2862933555777941757ul + 3037000493ul;
+	sink = x;
+}
+
+static __attribute__((noinline)) void beta(void)
+{
+	unsigned long x = sink;
+
+	frame_sink = __builtin_frame_address(0);
+	for (unsigned long i = 0; i < 3ul * UNIT; i++)
+		x = x * 2862933555777941757ul + 3037000493ul;
+	sink = x;
+}
+
+static __attribute__((noinline)) void gamma_(void)
+{
+	unsigned long x = sink;
+
+	frame_sink = __builtin_frame_address(0);
+	for (unsigned long i = 0; i < 2ul * UNIT; i++)
+		x = x * 2862933555777941757ul + 3037000493ul;
+	sink = x;
+}
+
+static __attribute__((noinline)) void dispatch(void)
+{
+	alpha();
+	beta();
+	gamma_();
+}
+
+static time_t deadline;
+
+static void *spin(void *arg)
+{
+	(void)arg;
+	while (!deadline || time(NULL) < deadline)
+		dispatch();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = argc > 1 ? atoi(argv[1]) : 2;
+	pthread_t t[64];
+
+	if (argc > 2)
+		deadline = time(NULL) + atoi(argv[2]);
+	if (threads < 1 || threads > 64)
+		threads = 2;
+	for (int i = 1; i < threads; i++)
+		pthread_create(&t[i], NULL, spin, NULL);
+	spin(NULL);
+	return 0;
+}
