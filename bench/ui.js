@@ -55,6 +55,9 @@ async function measure(browser, srv, url, label) {
 		wall.push(m.ready); api.push(m.api); build.push(m.build);
 		nodes = m.nodes; frames = m.frames;
 		if (r === RUNS - 1) {
+			const shots = require('path').join(L.ROOT, 'build/artifacts');
+			require('fs').mkdirSync(shots, { recursive: true });
+			await page.screenshot({ path: require('path').join(shots, 'ui-bench-' + nodes + '-nodes.png') });
 			/* zoom into frames spread over the tree and back out, timing each layout + draw */
 			const pick = await page.evaluate((n) => {
 				const T = kilnApp.tree, v = [];

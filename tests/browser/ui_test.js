@@ -61,6 +61,15 @@ async function main() {
 	const srv = await L.startServer();
 	let browser;
 	try {
+		browser = await L.launch();
+		const ctx = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: false });
+		const page = await ctx.newPage();
+		const w = L.watch(page);
+		await page.goto(srv.url);
+		await page.waitForSelector('body[data-state="empty"]', { timeout: 15000 });
+		assert(/No service has uploaded profiles yet/.test(await page.textContent('#error')));
+		ok('an empty server says how to upload, without errors');
+
 		for (const [host, slow, fast] of [['host-a', 20, 180], ['host-b', 10, 90]])
 			await L.upload(srv.url, 'shop', host, col(host, slow, fast), L.minutesAgo(50), L.minutesAgo(49));
 		for (const [host, slow, fast] of [['host-a', 160, 40], ['host-b', 80, 20]])
@@ -68,10 +77,6 @@ async function main() {
 		await L.upload(srv.url, 'billing', 'host-c', col('host-c', 5, 5), L.minutesAgo(5), L.minutesAgo(4));
 		ok('uploaded 5 profiles through POST /api/v2/profiles');
 
-		browser = await L.launch();
-		const ctx = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: false });
-		const page = await ctx.newPage();
-		const w = L.watch(page);
 		await page.goto(srv.url + '?service=shop');
 		await ready(page);
 		assert.strictEqual(await page.inputValue('#service'), 'shop');
@@ -99,6 +104,15 @@ async function main() {
 		await page.selectOption('#filters select[data-label="host"]', '');
 		await ready(page);
 		ok('label filter host=host-b narrows to ' + hb + ' samples and is in the URL');
+
+		/* a preset range */
+		await page.selectOption('#preset', 'now-30m');
+		await ready(page);
+		assert.strictEqual(await page.evaluate(() => kilnApp.tree.totalA), 710);
+		assert(page.url().includes('from=now-30m'), page.url());
+		await page.selectOption('#preset', 'now-1h');
+		await ready(page);
+		ok('the "Last 30 minutes" preset shows only the late uploads (710 samples)');
 
 		/* click to zoom */
 		const sp = await nodeOf(page, 'slow_path_[p]');
@@ -227,6 +241,18 @@ async function main() {
 		const dhtml = await (await fetch(await page.evaluate(() => document.getElementById('dl-html').href))).text();
 		assert(/KilnFlame/.test(dhtml) && /counts2/.test(dhtml), 'diff HTML download');
 		ok('the diff view downloads as a standalone diff HTML page');
+
+		/* diff of two label sets over one range: host-a (A) against host-b (B) */
+		for (const [sel, v] of [['#a-filters select[data-label="host"]', 'host-a'], ['#b-filters select[data-label="host"]', 'host-b']])
+			await page.selectOption(sel, v);
+		await page.fill('#a-from', 'now-1h'); await page.fill('#a-until', 'now');
+		await page.fill('#b-from', 'now-1h'); await page.fill('#b-until', 'now');
+		await page.click('#diff-apply');
+		await ready(page);
+		const ls = await page.evaluate(() => [kilnApp.tree.totalA, kilnApp.tree.totalB]);
+		assert.deepStrictEqual(ls, [810, 610]);
+		await urlHas(page, 'a.host=host-a');
+		ok('the diff view compares two label sets (host-a: 810 samples, host-b: 610)');
 
 		/* the timeline: dragging selects a range */
 		await page.click('#mode-single');
