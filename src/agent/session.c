@@ -23,8 +23,9 @@
 #define MAX_RT 256
 #define POLL_MS 250
 /* With a runtime reader attached, samples are read sooner, so that the reader sees the
- * thread close to the moment of its sample. */
-#define POLL_MS_RUNTIME 20
+ * thread close to the moment of its sample: at 20 ms, the ~20 samples of a 997 Hz burst
+ * all got the Python stack of the burst's end, and shares were off by 5-10 points. */
+#define POLL_MS_RUNTIME 1
 
 struct retired_rt {
 	const struct runtime_ops *ops;
@@ -171,7 +172,6 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 	struct stack_sample ss = { 0 };
 	struct proc *p;
 	uint32_t nu = 0;
-	bool reloaded = false;
 
 	if (smp->pid <= 0) {
 		s->idle++;
@@ -198,9 +198,9 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 		}
 	for (uint32_t i = 0; i < nu; i++) {
 		const struct mapping *m = proctab__mapping(p->mm, s->upcs[i]);
-		if (!m && !reloaded && !p->exited) {
-			/* Records lost, or seen out of order across CPUs: read /proc again. */
-			reloaded = true;
+		if (!m && i == 0 && !p->exited) {
+			/* The sampled ip is code for sure (deeper fp frames may be garbage): the
+			 * records were lost, or seen out of order across CPUs. Read /proc again. */
 			if (proctab__reload(s->procs, p) == 0)
 				m = proctab__mapping(p->mm, s->upcs[i]);
 		}
@@ -208,7 +208,8 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 			symbolizer__pin(s->sym, &p->ref, m);
 		s->umaps[i] = m;
 	}
-	if (!p->rt_checked)
+	/* Kernel threads (no mappings) run no runtime: not worth a look. */
+	if (!p->rt_checked && proctab__nr_mappings(p->mm))
 		attach_runtime(s, p);
 	if (p->rt) {
 		int n = p->rt_ops->sample(p->rt, smp->tid, s->rt, MAX_RT);
@@ -442,6 +443,7 @@ static void fill_header(struct session *s, struct profile *p, json_t *containers
 	json_object_set_new(h, "idle_samples", json_integer((json_int_t)s->idle));
 	json_object_set_new(h, "filtered_samples", json_integer((json_int_t)s->filtered));
 	json_object_set_new(h, "unique_stacks", json_integer((json_int_t)stacks__unique(s->stacks)));
+	json_object_set_new(h, "unwind_errors", json_integer((json_int_t)s->unwind_errors));
 	json_object_set_new(h, "processes", json_integer((json_int_t)proctab__count(s->procs)));
 	json_object_set_new(h, "agent_cpu_seconds", json_real(cpu));
 	json_object_set_new(h, "agent_peak_rss_kb", json_integer(ru.ru_maxrss));
