@@ -278,7 +278,7 @@ static void *writer_main(void *arg)
 	JNIEnv *env = NULL;
 	JavaVMAttachArgs args = { JNI_VERSION_1_6, (char *)"kiln-jvm writer", NULL };
 	struct kj_buf b = { 0 };
-	unsigned tick = 0;
+	unsigned since_ctl = 0, since_write = 0;
 
 	(void)arg;
 	atomic_store(&kj.writer_tid, (pid_t)syscall(SYS_gettid));
@@ -287,15 +287,27 @@ static void *writer_main(void *arg)
 		env = NULL;
 	while (!atomic_load(&w.quit) && !atomic_load(&kj.vm_dead)) {
 		bool on = atomic_load(&kj.sampling);
-		struct timespec ts = { 0, on ? 10 * 1000 * 1000 : 100 * 1000 * 1000 };
+		/* wake about once per sampling interval (10..50 ms) while sampling: the ring
+		 * holds KJ_RING_SLOTS samples, far more than one interval of threads gives */
+		unsigned ms = 100;
+		if (on) {
+			uint64_t iv = kj.opts.interval_ns / 1000000u;
+			ms = iv < 10 ? 10 : iv > 50 ? 50 : (unsigned)iv;
+		}
+		struct timespec ts = { 0, (long)ms * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 		if (env)
 			drain(env, &b);
-		tick++;
-		if (!on || tick % 2 == 0)
+		since_ctl += ms;
+		since_write += ms;
+		if (since_ctl >= 20) {
+			since_ctl = 0;
 			check_control(env, &b);
-		if (on && tick % 100 == 0)
+		}
+		if (on && since_write >= 1000) {
+			since_write = 0;
 			write_stacks(false);
+		}
 	}
 	set_sampling(false);
 	if (env && !atomic_load(&kj.vm_dead))
