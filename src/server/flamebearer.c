@@ -87,10 +87,37 @@ static void add_profile(struct tree *t, const struct profile *p, int side)
 	free(map);
 }
 
-static int u64_desc(const void *a, const void *b)
+/* Returns the k-th largest (k from 1) of v[0..n), reordering v (quickselect). */
+static uint64_t kth_largest(uint64_t *v, size_t n, size_t k)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? 1 : x > y ? -1 : 0;
+	size_t lo = 0, hi = n - 1, want = k - 1;
+
+	while (lo < hi) {
+		uint64_t pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] > pivot)
+				i++;
+			while (v[j] < pivot)
+				j--;
+			if (i <= j) {
+				uint64_t t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[want];
 }
 
 static int child_cmp(const void *a, const void *b, void *arg)
@@ -222,8 +249,7 @@ json_t *flamebearer__build(const struct profile *left, const struct profile *rig
 		uint64_t *totals = xmalloc((t.n - 1) * sizeof(*totals));
 		for (size_t i = 1; i < t.n; i++)
 			totals[i - 1] = t.v[i].total[0] + t.v[i].total[1];
-		qsort(totals, t.n - 1, sizeof(*totals), u64_desc);
-		t.min_total = totals[max_nodes - 1];
+		t.min_total = kth_largest(totals, t.n - 1, max_nodes);
 		free(totals);
 	}
 	t.out_names = json_array();
