@@ -213,8 +213,22 @@ static int build_body(struct uploader *u, const struct profile *p, int64_t start
 		free(col);
 		return ret;
 	}
-	iso_time(s, sizeof(s), start);
-	iso_time(e, sizeof(e), end);
+	if (!start && !end) {
+		/* The session's own times, from the .col header the agent wrote. */
+		const char *hs = json_string_value(json_object_get(meta, "start_time"));
+		const char *he = json_string_value(json_object_get(meta, "end_time"));
+		end = time(NULL);
+		start = end - 60;
+		iso_time(s, sizeof(s), start);
+		iso_time(e, sizeof(e), end);
+		if (hs && he && strlen(hs) < sizeof(s) && strlen(he) < sizeof(e)) {
+			snprintf(s, sizeof(s), "%s", hs);
+			snprintf(e, sizeof(e), "%s", he);
+		}
+	} else {
+		iso_time(s, sizeof(s), start);
+		iso_time(e, sizeof(e), end);
+	}
 	body = json_pack("{s:s,s:s,s:s,s:s%,s:f,s:f,s:s,s:I}", "start_time", s, "end_time", e,
 			 "hostname", u->hostname, "profile", col, len,
 			 "cpu_avg", json_number_value(json_object_get(metrics, "cpu_avg")),
@@ -438,7 +452,8 @@ int uploader__send(struct uploader *u, const struct profile *p, int64_t start, i
 	else
 		{
 		char serr[256];
-		ret = spool_write(u, &body, start, serr, sizeof(serr));
+		ret = spool_write(u, &body, start ? start : (int64_t)time(NULL), serr,
+				  sizeof(serr));
 		if (ret)
 			errmsg(err, errlen, "%s", serr);
 		else

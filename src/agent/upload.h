@@ -36,7 +36,7 @@ void uploader__free(struct uploader *u);
 int uploader__health_check(struct uploader *u, char *err, size_t errlen);
 
 /* Sends the spool, then one session: p's .col text (header included) covering
- * [start, end) in unix seconds. Returns 0 when the server acknowledged it, 1 when it was
+ * [start, end) in unix seconds (both 0: the header's "start_time" and "end_time"). Returns 0 when the server acknowledged it, 1 when it was
  * spooled for later, or a negative errno with a message in err when the server rejected it
  * (4xx) or it could be neither sent nor spooled. */
 int uploader__send(struct uploader *u, const struct profile *p, int64_t start, int64_t end,

@@ -17,6 +17,7 @@
 #include "agent/output.h"
 #include "agent/sampler.h"
 #include "agent/session.h"
+#include "agent/upload.h"
 #include "cmd/cmd.h"
 #include "profile/profile.h"
 #include "util/log.h"
@@ -28,7 +29,11 @@ struct record_upload {
 	const char *server_host;
 	const char *token;
 	const char *service_name;
+	const char *spool_dir;		/* default: OUTPUT_DIR/spool */
 };
+
+/* Sessions kept on disk while the server cannot be reached (agent/upload.h). */
+#define SPOOL_MAX_BYTES (128u << 20)
 
 struct record_options {
 	unsigned freq;
@@ -50,7 +55,7 @@ enum {
 	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
 	OPT_STACK_SIZE, OPT_PYTHON_MODE, OPT_JAVA_MODE, OPT_NO_JAVA, OPT_JAVA_THREAD_NAMES,
 	OPT_NODEJS_MODE, OPT_RUBY_MODE, OPT_NO_RUBY, OPT_PHP_MODE, OPT_DOTNET_MODE,
-	OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME,
+	OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
 };
 
 static const struct option long_options[] = {
@@ -77,6 +82,7 @@ static const struct option long_options[] = {
 	{ "server-host", required_argument, NULL, OPT_SERVER_HOST },
 	{ "token", required_argument, NULL, OPT_TOKEN },
 	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
+	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -107,7 +113,10 @@ static void usage(FILE *f)
 	      "      --nodejs-mode MODE        none, perf or attach-maps (none)\n"
 	      "      --ruby-mode, --php-mode, --dotnet-mode MODE, --no-ruby\n"
 	      "  -u, --upload-results          upload each session (needs --token and\n"
-	      "                                --service-name; --server-host URL)\n"
+	      "                                --service-name; --server-host URL, default\n"
+	      "                                http://127.0.0.1:4040)\n"
+	      "      --spool-dir DIR           sessions the server could not take wait here\n"
+	      "                                (OUTPUT_DIR/spool, at most 128 MiB)\n"
 	      "  -v, --verbose                 more messages;  -q, --quiet  errors only\n"
 	      "  -h, --help                    this text\n",
 	      f);
@@ -165,10 +174,10 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 	static const char *const generic_modes[] = { "auto", "enabled", "rbspy", "phpspy",
 						     "dotnet-trace", "disabled", "none", NULL };
 	unsigned long v;
-	int c;
+	int c, idx = -1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:d:o:cuvqh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:d:o:cuvqh", long_options, &idx)) != -1) {
 		switch (c) {
 		case 'f':
 			if (parse_uint(optarg, 1, 100000, &v) < 0)
@@ -228,11 +237,13 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case OPT_SERVER_HOST: o->upload.server_host = optarg; break;
 		case OPT_TOKEN: o->upload.token = optarg; break;
 		case OPT_SERVICE_NAME: o->upload.service_name = optarg; break;
+		case OPT_SPOOL_DIR: o->upload.spool_dir = optarg; break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
 		}
+		idx = -1;
 	}
 	if (optind < argc) {
 		log_error("unexpected argument '%s'", argv[optind]);
@@ -244,7 +255,10 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 	}
 	return 0;
 bad:
-	log_error("invalid value '%s' for option '%s'", optarg, argv[optind - 1]);
+	if (idx >= 0)
+		log_error("invalid value '%s' for option '--%s'", optarg, long_options[idx].name);
+	else
+		log_error("invalid value '%s' for option '-%c'", optarg, c);
 	return -EINVAL;
 }
 
@@ -303,6 +317,7 @@ int cmd_record(int argc, char **argv)
 	struct session_config cfg = { 0 };
 	struct session *s = NULL;
 	struct output out = { 0 };
+	struct uploader *up = NULL;
 	char err[512] = "";
 	json_t *args = NULL;
 	int ret;
@@ -312,9 +327,23 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (!o.output_dir)
 		o.output_dir = ".";
-	if (o.upload.enabled)
-		log_warn("uploading is not available in this build: sessions are written to '%s'",
-			 o.output_dir);
+	if (o.upload.enabled) {
+		struct strbuf spool = STRBUF_INIT;
+		if (!o.upload.spool_dir)
+			strbuf_addf(&spool, "%s/spool", o.output_dir);
+		else
+			strbuf_addstr(&spool, o.upload.spool_dir);
+		up = uploader__new(o.upload.server_host ? o.upload.server_host
+							: "http://127.0.0.1:4040",
+				   o.upload.token, o.upload.service_name, spool.buf, SPOOL_MAX_BYTES);
+		strbuf_release(&spool);
+		if (!up) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (uploader__health_check(up, err, sizeof(err)) < 0)
+			log_warn("%s: sessions are spooled until the server answers", err);
+	}
 	ret = output__init(&out, o.output_dir, o.flamegraph, o.rotating);
 	if (ret < 0)
 		goto out;
@@ -339,6 +368,7 @@ int cmd_record(int argc, char **argv)
 	cfg.pids = o.pids;
 	cfg.nr_pids = o.nr_pids;
 	cfg.disabled_runtimes = disabled;
+	cfg.java_thread_names = o.java_thread_names;
 	cfg.run_arguments = args;
 	for (size_t i = 0; i < o.nr_pids; i++) {
 		char path[32];
@@ -370,11 +400,19 @@ int cmd_record(int argc, char **argv)
 		}
 		p = session__flush(s);
 		ret = output__write(&out, p);
+		if (up) {
+			int sent = uploader__send(up, p, 0, 0, err, sizeof(err));
+			if (sent == 1)
+				log_warn("%s: session spooled", err);
+			else if (sent < 0)
+				log_error("failed to upload the session: %s", err);
+		}
 		profile__free(p);
 		if (ret < 0)
 			break;
 	} while (o.continuous && !stop_requested);
 out:
+	uploader__free(up);
 	session__free(s);
 	json_decref(args);
 	free(o.pids);

@@ -51,6 +51,20 @@ static bool has_col_prefix(const struct profile *p)
 	return true;
 }
 
+/* The sampling frequency from a .col header: kiln's "frequency", gProfiler's
+ * "sampling_frequency" at the top or in "metadata". 0 when unknown. */
+static uint32_t col_frequency(json_t *meta)
+{
+	json_int_t f = json_integer_value(json_object_get(meta, "frequency"));
+
+	if (f <= 0)
+		f = json_integer_value(json_object_get(meta, "sampling_frequency"));
+	if (f <= 0)
+		f = json_integer_value(json_object_get(json_object_get(meta, "metadata"),
+						       "sampling_frequency"));
+	return f > 0 && f < 1000000 ? (uint32_t)f : 0;
+}
+
 /* Splits a .col profile into series per (container, process) and stores it. */
 static int put_col(struct request *r, struct response *resp, const char *service,
 		   const char *host, int64_t from, int64_t until, struct profile *p)
@@ -98,8 +112,7 @@ static int put_col(struct request *r, struct response *resp, const char *service
 		/* keep the process name as the root frame, as gProfiler's studio does */
 		.skip = prefix ? COL_PREFIX_FRAMES - 1 : 0,
 		.units = "samples", .spy_name = "kiln",
-		.sample_rate = (uint32_t)json_integer_value(json_object_get(profile__meta(p),
-									   "sampling_frequency")),
+		.sample_rate = col_frequency(profile__meta(p)),
 	};
 	ret = store_locked(r, resp, &put);
 	for (size_t i = 0; i < nr_series; i++)
@@ -183,49 +196,79 @@ out:
 	json_decref(body);
 }
 
-/* Pyroscope's "lines" format: one stack per line, each line one sample. */
-static int parse_lines(struct profile *p, const char *text, size_t len)
+/* Pyroscope's "lines" format: one stack per line (frames root first, ';'-separated, no
+ * count), each line one sample. */
+static void parse_lines(struct profile *p, const char *text, size_t len)
 {
-	struct strbuf folded = STRBUF_INIT;
 	const char *end = text + len;
-	char err[64];
-	int ret;
+	uint32_t *ids = NULL;
+	size_t alloc = 0;
 
 	for (const char *line = text; line < end;) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		const char *lend = eol ? eol : end;
+		uint32_t depth = 0;
+
 		if (lend > line && lend[-1] == '\r')
 			lend--;
-		if (lend > line && *line != '#') {
-			for (const char *c = line; c < lend; c++)
-				strbuf_addch(&folded, *c == ' ' ? '_' : *c);
-			strbuf_addstr(&folded, " 1\n");
+		for (const char *f = line; lend > line;) {
+			const char *semi = memchr(f, ';', (size_t)(lend - f));
+			const char *fend = semi ? semi : lend;
+			if (depth == alloc) {
+				alloc = alloc ? alloc * 2 : 64;
+				ids = xrealloc(ids, alloc * sizeof(*ids));
+			}
+			ids[depth++] = profile__intern(p, f, (size_t)(fend - f));
+			if (!semi)
+				break;
+			f = semi + 1;
 		}
+		if (depth)
+			profile__add(p, ids, depth, 1);
 		if (!eol)
 			break;
 		line = eol + 1;
 	}
-	ret = col__parse(p, folded.buf, folded.len, err, sizeof(err));
-	strbuf_release(&folded);
-	return ret;
+	free(ids);
 }
 
-static const char *const type_suffixes[] = {
-	"cpu", "itimer", "wall", "alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
-	"goroutines", "mutex_count", "mutex_duration", "block_count", "block_duration",
+/* pprof sample types in order of preference, with the Pyroscope name suffix of each. */
+static const struct { const char *type, *suffix; } pprof_types[] = {
+	{ "samples", "cpu" }, { "cpu", "cpu" }, { "wall", "wall" },
+	{ "inuse_space", "inuse_space" }, { "space", "inuse_space" },
+	{ "inuse_objects", "inuse_objects" }, { "objects", "inuse_objects" },
+	{ "alloc_space", "alloc_space" }, { "alloc_objects", "alloc_objects" },
+	{ "contentions", "mutex_count" }, { "delay", "mutex_duration" },
+	{ "goroutine", "goroutines" },
 };
 
-/* pprof names are prefixes: "app{}" becomes "app.cpu" unless it names a type already. */
-static char *pprof_service(const char *app)
+/* Parses pprof data with the first sample type it has among pprof_types, and names the
+ * service: pprof names are prefixes, "app{}" with CPU samples becomes "app.cpu" (unless
+ * the name already ends with a type suffix). Returns 0, or -EINVAL with err set. */
+static int parse_pprof(struct profile *p, const void *data, size_t len, const char *app,
+		       char **service, char *err, size_t errlen)
 {
 	const char *dot = strrchr(app, '.');
 	struct strbuf sb = STRBUF_INIT;
+	int ret = -EINVAL;
+	size_t i;
 
-	for (size_t i = 0; dot && i < sizeof(type_suffixes) / sizeof(type_suffixes[0]); i++)
-		if (!strcmp(dot + 1, type_suffixes[i]))
-			return xstrdup(app);
-	strbuf_addf(&sb, "%s.cpu", app);
-	return strbuf_detach(&sb, NULL);
+	for (i = 0; i < sizeof(pprof_types) / sizeof(pprof_types[0]); i++) {
+		ret = pprof__parse(p, data, len, pprof_types[i].type, err, errlen);
+		if (!ret)
+			break;
+	}
+	if (ret)
+		return pprof__parse(p, data, len, NULL, err, errlen) ? -EINVAL : -ENOENT;
+	for (size_t j = 0; dot && j < sizeof(pprof_types) / sizeof(pprof_types[0]); j++) {
+		if (!strcmp(dot + 1, pprof_types[j].suffix)) {
+			*service = xstrdup(app);
+			return 0;
+		}
+	}
+	strbuf_addf(&sb, "%s.%s", app, pprof_types[i].suffix);
+	*service = strbuf_detach(&sb, NULL);
+	return 0;
 }
 
 /* Accepts NULL or a short word of [A-Za-z0-9_.-] (spyName, units). */
@@ -302,31 +345,40 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			goto out;
 		}
 		pprof = true;
-		ret = pprof__parse(p, data, len, NULL, err, sizeof(err));
+		ret = parse_pprof(p, data, len, q.service, &service, err, sizeof(err));
 	} else if (!format || !strcmp(format, "folded") || !strcmp(format, "groups")) {
 		ret = col__parse(p, r->body.buf, r->body.len, err, sizeof(err));
 	} else if (!strcmp(format, "lines")) {
-		ret = parse_lines(p, r->body.buf, r->body.len);
-		snprintf(err, sizeof(err), "malformed lines");
+		parse_lines(p, r->body.buf, r->body.len);
+		ret = 0;
 	} else if (!strcmp(format, "pprof")) {
 		pprof = true;
-		ret = pprof__parse(p, r->body.buf, r->body.len, NULL, err, sizeof(err));
+		ret = parse_pprof(p, r->body.buf, r->body.len, q.service, &service, err, sizeof(err));
 	} else {
 		resp__error(resp, 422, "unsupported format '%.32s': use folded, lines or pprof", format);
+		goto out;
+	}
+	if (ret == -ENOENT) {
+		resp__error(resp, 422, "pprof profile has no sample type kiln knows (cpu, wall, "
+			    "samples, space, objects, contentions, delay, goroutine)");
 		goto out;
 	}
 	if (ret) {
 		resp__error(resp, 422, "failed to parse profile: %s", err);
 		goto out;
 	}
-	service = pprof ? pprof_service(q.service) : xstrdup(q.service);
+	if (!service)
+		service = xstrdup(q.service);
 	selector__to_labels(&q, &labels);
 	struct store_put put = {
 		.service = service, .from = from, .until = until, .profile = p,
 		.series = &labels, .nr_series = 1,
-		.units = pprof ? "samples" : req__arg(r, "units"),
+		.units = !pprof ? req__arg(r, "units") : strstr(service, "space") ? "bytes" :
+			 strstr(service, "objects") ? "objects" : "samples",
 		.spy_name = req__arg(r, "spyName"),
-		.sample_rate = (uint32_t)rate,
+		.sample_rate = rate ? (uint32_t)rate
+				    : (uint32_t)json_integer_value(json_object_get(profile__meta(p),
+										   "frequency")),
 	};
 	if (!store_locked(r, resp, &put)) {
 		resp->status = 200;

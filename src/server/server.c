@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "ui/assets.h"
 #include "util/log.h"
 
 enum { AUTH_NONE, AUTH_UPLOAD };
@@ -35,6 +36,8 @@ static const struct route {
 	{ "GET", "/label-values", query__label_values, AUTH_NONE },
 	{ "GET", "/api/apps", query__apps, AUTH_NONE },
 	{ "GET", "/api/series", query__series, AUTH_NONE },
+	{ "GET", "/", ui__asset, AUTH_NONE },
+	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
 };
 
 static void health(struct request *r, struct response *resp)
@@ -48,6 +51,53 @@ static const struct route health_routes[] = {
 	{ "GET", "/healthz", health, AUTH_NONE },
 };
 
+static const char *content_type_of(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	if (!dot)
+		return "application/octet-stream";
+	if (!strcmp(dot, ".html"))
+		return "text/html; charset=utf-8";
+	if (!strcmp(dot, ".js"))
+		return "text/javascript; charset=utf-8";
+	if (!strcmp(dot, ".css"))
+		return "text/css; charset=utf-8";
+	if (!strcmp(dot, ".svg"))
+		return "image/svg+xml";
+	if (!strcmp(dot, ".json"))
+		return "application/json";
+	return "application/octet-stream";
+}
+
+/* The web UI: "/" is src/ui/index.html, "/ui/NAME" any embedded file (see ui/assets.h).
+ * Without an index.html, "/" lists the API. */
+static void static_files(struct request *r, struct response *resp)
+{
+	const char *name = !strcmp(r->url, "/") ? "index.html" : r->url + strlen("/ui/");
+	const struct asset *a = strchr(name, '/') ? NULL : asset__find(name);
+
+	if (a) {
+		resp->status = 200;
+		resp->content_type = content_type_of(name);
+		strbuf_add(&resp->body, a->data, a->size);
+	} else if (!strcmp(r->url, "/")) {
+		resp->status = 200;
+		resp->content_type = "text/html; charset=utf-8";
+		strbuf_addstr(&resp->body,
+			      "<!doctype html><title>kiln</title><h1>kiln server</h1><ul>"
+			      "<li><a href=\"/api/apps\">/api/apps</a>: services"
+			      "<li>/pyroscope/render?query=SERVICE{label=\"value\"}&amp;from=now-1h&amp;until=now"
+			      "[&amp;format=collapsed|pprof]"
+			      "<li>/pyroscope/render-diff, /pyroscope/labels, /pyroscope/label-values, /api/series"
+			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest (Pyroscope)</ul>");
+	} else {
+		resp__error(resp, 404, "no such file '%.64s'", name);
+	}
+}
+
+static const struct route static_route = { "GET", "/", static_files, AUTH_NONE };
+
 static const struct route *find_route(const char *method, const char *url, bool *path_known)
 {
 	const struct route *tables[] = { routes, health_routes };
@@ -55,9 +105,16 @@ static const struct route *find_route(const char *method, const char *url, bool 
 				 sizeof(health_routes) / sizeof(health_routes[0]) };
 
 	*path_known = false;
+	if (!strcmp(url, "/") || !strncmp(url, "/ui/", 4)) {
+		*path_known = true;
+		return !strcmp(method, "GET") || !strcmp(method, "HEAD") ? &static_route : NULL;
+	}
 	for (size_t t = 0; t < 2; t++) {
 		for (size_t i = 0; i < sizes[t]; i++) {
-			if (strcmp(tables[t][i].path, url))
+			const char *path = tables[t][i].path;
+			size_t len = strlen(path);
+			if (strcmp(path, url) &&
+			    !(len > 1 && path[len - 1] == '/' && !strncmp(path, url, len)))
 				continue;
 			*path_known = true;
 			if (!strcmp(tables[t][i].method, method) ||

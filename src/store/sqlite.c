@@ -29,7 +29,8 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS samples(level INTEGER NOT NULL, service INTEGER NOT NULL,"
 	" bucket INTEGER NOT NULL, series INTEGER NOT NULL, total INTEGER NOT NULL,"
 	" nrows INTEGER NOT NULL, data BLOB NOT NULL,"
-	" PRIMARY KEY(level, service, bucket, series)) WITHOUT ROWID;";
+	" PRIMARY KEY(level, service, bucket, series)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS rollups(level INTEGER PRIMARY KEY, done_until INTEGER NOT NULL);";
 
 int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_t errlen)
 {
@@ -232,7 +233,7 @@ int sq__load(struct sqlite_store *s, char *err, size_t errlen)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sq__error(s, rc, "read series", err, errlen);
-	return 0;
+	return sq__rollup_load(s, err, errlen);
 }
 
 const struct sq_service *sq__find_service(const struct sqlite_store *s, const char *name)
@@ -306,7 +307,12 @@ struct store *sqlite_store__open(const char *path, const struct store_options *o
 	    sqlite3_prepare_v2(s->db, "SELECT total, nrows, data FROM samples WHERE level = ? AND"
 			       " service = ? AND bucket = ? AND series = ?", -1, &s->get_row, NULL) ||
 	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO samples(level, service, bucket, series,"
-			       " total, nrows, data) VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &s->put_row, NULL)) {
+			       " total, nrows, data) VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &s->put_row, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO services(name, units, spy_name, sample_rate,"
+			       " last_seen) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET"
+			       " units = coalesce(?2, units), spy_name = coalesce(?3, spy_name),"
+			       " sample_rate = coalesce(?4, sample_rate),"
+			       " last_seen = max(last_seen, ?5)", -1, &s->upsert_service, NULL)) {
 		sq__error(s, 0, "prepare statements", err, errlen);
 		goto fail;
 	}
@@ -328,6 +334,7 @@ static void sq_close(struct store *st)
 	sqlite3_finalize(s->upd_series);
 	sqlite3_finalize(s->get_row);
 	sqlite3_finalize(s->put_row);
+	sqlite3_finalize(s->upsert_service);
 	sqlite3_close(s->db);
 	free_memory(s);
 	free(s->path);

@@ -8,6 +8,12 @@
  *   series(id, service, labels, first_seen, last_seen)   labels: "k\x1fv\x1e..." sorted
  *   samples(level, service, bucket, series, total, nrows, data) WITHOUT ROWID
  *           level 0/1/2 = 10 s / 1 h / 1 d buckets; data = store/rows.h blob
+ *   rollups(level, done_until)              level rows are complete below done_until
+ *
+ * Rollups are built when an hour (a day) has closed, from the finer rows, in the
+ * transaction of the upload that closed it (store/sqlite_rollup.c): an upload writes only
+ * its raw row, unless it comes late for a period already rolled up, then it is merged
+ * into the coarser rows too. Reads use a level only below its done_until.
  *
  * The frames, stacks, services and series tables are mirrored in memory (loaded at open),
  * so that ingest deduplicates without a query and select rebuilds stacks without one. */
@@ -60,6 +66,10 @@ struct sqlite_store {
 	struct hashmap *series_ids;	/* service id bytes + labels key -> index + 1 */
 
 	sqlite3_stmt *ins_frame, *ins_stack, *ins_series, *upd_series, *get_row, *put_row;
+	sqlite3_stmt *upsert_service;
+
+	int64_t done_until[NR_LEVELS];	/* [1], [2]: rollups complete below; 0 = none yet */
+	int64_t max_bucket;		/* newest raw bucket stored */
 };
 
 extern const int64_t level_step[NR_LEVELS];
@@ -81,6 +91,19 @@ void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service, const c
 void sq__series_key(struct strbuf *out, int64_t service, const char *labels_key);
 /* (Re)loads the in-memory mirror from the database, e.g. after a rolled-back put. */
 int sq__load(struct sqlite_store *s, char *err, size_t errlen);
+
+/* Rows of (level, service, bucket, series): merges rows into what is stored. */
+int sq__add_rows(struct sqlite_store *s, int level, int64_t service, int64_t bucket,
+		 int64_t series, const struct sample_row *rows, size_t n, uint64_t total,
+		 char *err, size_t errlen);
+/* Builds the hour and day rows of every period closed by the newest raw bucket (minus a
+ * grace period for late uploads), inside the caller's transaction. */
+int sq__rollup(struct sqlite_store *s, char *err, size_t errlen);
+/* Starts the rollup watermarks at the first upload's time. */
+int sq__rollup_init(struct sqlite_store *s, int64_t from, char *err, size_t errlen);
+/* Reads done_until and max_bucket from the database. */
+int sq__rollup_load(struct sqlite_store *s, char *err, size_t errlen);
+int64_t sq__floor_to(int64_t t, int64_t step);
 
 int sq__put(struct store *st, const struct store_put *put, char *err, size_t errlen);
 int sq__retain(struct store *st, int64_t before, char *err, size_t errlen);

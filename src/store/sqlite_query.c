@@ -28,8 +28,10 @@ static int64_t floor_to(int64_t t, int64_t step)
 	return b > t ? b - step : b;
 }
 
-/* Cuts [from, until) into at most 5 ranges at the coarsest level that covers them. */
-static size_t cut_range(int64_t from, int64_t until, struct range *out)
+/* Cuts [from, until) into at most 5 ranges at the coarsest level that covers them and is
+ * rolled up there (below done_until). */
+static size_t cut_range(const struct sqlite_store *s, int64_t from, int64_t until,
+			struct range *out)
 {
 	size_t n = 0;
 	int64_t d0 = ceil_to(from, STORE_DAY_STEP), d1 = floor_to(until, STORE_DAY_STEP);
@@ -38,6 +40,8 @@ static size_t cut_range(int64_t from, int64_t until, struct range *out)
 
 	if (from >= until)
 		return 0;
+	if (d1 > s->done_until[2])
+		d1 = s->done_until[2];
 	if (d0 < d1) {
 		out[n++] = (struct range){ 2, d0, d1 };
 		edges[nedges][0] = from, edges[nedges++][1] = d0;
@@ -50,6 +54,8 @@ static size_t cut_range(int64_t from, int64_t until, struct range *out)
 		int64_t h0 = ceil_to(a, STORE_HOUR_STEP), h1 = floor_to(b, STORE_HOUR_STEP);
 		if (a >= b)
 			continue;
+		if (h1 > s->done_until[1])
+			h1 = s->done_until[1];
 		if (h0 < h1) {
 			out[n++] = (struct range){ 1, h0, h1 };
 			if (a < h0)
@@ -155,7 +161,7 @@ int sq__select(struct store *st, const struct store_query *q, int64_t from, int6
 	const struct sq_service *svc = sq__find_service(s, q->service);
 	struct acc a = { 0 };
 	struct range r[5];
-	size_t nr = cut_range(from, until, r);
+	size_t nr = cut_range(s, from, until, r);
 	sqlite3_stmt *rows;
 	uint8_t *wanted;
 	int64_t max_id;
@@ -214,8 +220,11 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 		errmsg(err, errlen, "failed to compute series: empty time range");
 		return -EINVAL;
 	}
+	/* Beyond 6 h read hour rows, beyond 62 days day rows: raw rows of a day of a fleet
+	 * are millions, their rollups thousands. */
+	int64_t min_step = until - from > 62 * 86400 ? 86400 : until - from > 6 * 3600 ? 3600 : 10;
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		if ((until - from) / steps[i] <= 1500) {
+		if ((until - from) / steps[i] <= 1500 && steps[i] >= min_step) {
 			step = steps[i];
 			break;
 		}
@@ -237,16 +246,28 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 			       " AND service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
 		return sq__error(s, 0, "prepare series", err, errlen);
 	wanted = match_series(s, svc->id, q, out->start, until, &max_id);
-	sqlite3_bind_int(rows, 1, level);
-	sqlite3_bind_int64(rows, 2, svc->id);
-	sqlite3_bind_int64(rows, 3, out->start);
-	sqlite3_bind_int64(rows, 4, until);
-	while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
-		int64_t series = sqlite3_column_int64(rows, 0);
-		int64_t i = (sqlite3_column_int64(rows, 1) - out->start) / step;
-		if (series < 0 || series > max_id || !wanted[series] || i < 0 || (size_t)i >= out->n)
+	/* The chosen level below its watermark, finer levels above it. */
+	rc = SQLITE_DONE;
+	for (int64_t lo = out->start; level >= 0 && rc == SQLITE_DONE; level--) {
+		int64_t hi = level ? s->done_until[level] : until;
+		if (hi > until)
+			hi = until;
+		if (hi <= lo)
 			continue;
-		out->samples[i] += (uint64_t)sqlite3_column_int64(rows, 2);
+		sqlite3_bind_int(rows, 1, level);
+		sqlite3_bind_int64(rows, 2, svc->id);
+		sqlite3_bind_int64(rows, 3, lo);
+		sqlite3_bind_int64(rows, 4, hi);
+		while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
+			int64_t series = sqlite3_column_int64(rows, 0);
+			int64_t i = (sqlite3_column_int64(rows, 1) - out->start) / step;
+			if (series < 0 || series > max_id || !wanted[series] || i < 0 ||
+			    (size_t)i >= out->n)
+				continue;
+			out->samples[i] += (uint64_t)sqlite3_column_int64(rows, 2);
+		}
+		sqlite3_reset(rows);
+		lo = hi;
 	}
 	sqlite3_finalize(rows);
 	free(wanted);

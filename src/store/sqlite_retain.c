@@ -1,7 +1,7 @@
 /* The SQLite backend's retention and statistics.
  *
  * Retention deletes raw rows older than `before`, hourly rows older than four times that
- * age and daily rows older than sixteen times, then drops the stack nodes and frame names
+ * age and daily rows older than sixteen times (but never rows not yet rolled up), then drops the stack nodes and frame names
  * no remaining row reaches (a mark pass over every blob: parents always have smaller ids
  * than their children, so one backward sweep marks all ancestors), and finally returns the
  * freed pages to the file system (incremental vacuum, WAL checkpoint). */
@@ -110,6 +110,11 @@ int sq__retain(struct store *st, int64_t before, char *err, size_t errlen)
 	struct sqlite_store *s = (struct sqlite_store *)st;
 	int64_t now = time(NULL), age = now - before > 0 ? now - before : 0;
 	int64_t cut[NR_LEVELS] = { before, now - 4 * age, now - 16 * age };
+
+	/* Never delete rows that are not rolled up yet into the next level. */
+	for (int level = 0; level + 1 < NR_LEVELS; level++)
+		if (cut[level] > s->done_until[level + 1])
+			cut[level] = s->done_until[level + 1];
 	sqlite3_stmt *del;
 	int rc, ret = 0, deleted = 0;
 
@@ -134,9 +139,8 @@ int sq__retain(struct store *st, int64_t before, char *err, size_t errlen)
 	}
 	sqlite3_finalize(del);
 	if (!ret && deleted) {
-		rc = sqlite3_exec(s->db, "DELETE FROM series WHERE NOT EXISTS (SELECT 1 FROM samples"
-				  " WHERE samples.level = 2 AND samples.service = series.service AND"
-				  " samples.series = series.id)", NULL, NULL, NULL);
+		rc = sqlite3_exec(s->db, "DELETE FROM series WHERE id NOT IN"
+				  " (SELECT DISTINCT series FROM samples)", NULL, NULL, NULL);
 		if (rc)
 			ret = sq__error(s, rc, "delete old series", err, errlen);
 	}

@@ -78,15 +78,9 @@ static int get_service(struct sqlite_store *s, const struct store_put *put, int6
 		       char *err, size_t errlen)
 {
 	void **slot = hashmap__find(s->service_ids, put->service, strlen(put->service));
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = s->upsert_service;
 	int ret;
 
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO services(name, units, spy_name, sample_rate,"
-			       " last_seen) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET"
-			       " units = coalesce(?2, units), spy_name = coalesce(?3, spy_name),"
-			       " sample_rate = coalesce(?4, sample_rate),"
-			       " last_seen = max(last_seen, ?5)", -1, &st, NULL))
-		return sq__error(s, 0, "prepare service", err, errlen);
 	sqlite3_bind_text(st, 1, put->service, -1, SQLITE_STATIC);
 	if (put->units)
 		sqlite3_bind_text(st, 2, put->units, -1, SQLITE_STATIC);
@@ -96,7 +90,6 @@ static int get_service(struct sqlite_store *s, const struct store_put *put, int6
 		sqlite3_bind_int64(st, 4, put->sample_rate);
 	sqlite3_bind_int64(st, 5, put->until);
 	ret = step_done(s, st, "insert service", err, errlen);
-	sqlite3_finalize(st);
 	if (ret)
 		return ret;
 	if (!slot) {
@@ -159,8 +152,7 @@ static int get_series(struct sqlite_store *s, int64_t service, const struct labe
 	return ret;
 }
 
-/* Adds rows to the sample row (level, service, bucket, series), merging with what is there. */
-static int add_rows(struct sqlite_store *s, int level, int64_t service, int64_t bucket,
+int sq__add_rows(struct sqlite_store *s, int level, int64_t service, int64_t bucket,
 		    int64_t series, const struct sample_row *rows, size_t n, uint64_t total,
 		    char *err, size_t errlen)
 {
@@ -210,7 +202,7 @@ out:
 	return ret;
 }
 
-static int64_t floor_to(int64_t t, int64_t step)
+int64_t sq__floor_to(int64_t t, int64_t step)
 {
 	int64_t b = t / step * step;
 	return b > t ? b - step : b;
@@ -243,7 +235,8 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 			ret = -EINVAL;
 			break;
 		}
-		for (uint32_t j = put->skip; !ret && j < st.depth; j++) {
+		for (uint32_t j = put->skip; !ret && j < st.depth && j - put->skip < STORE_MAX_DEPTH;
+		     j++) {
 			uint32_t pf = st.frames[j];
 			if (!fmap[pf])
 				ret = intern_frame(s, profile__name(p, pf), &fmap[pf], err, errlen);
@@ -267,9 +260,21 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 		v->n = rows__normalize(v->v, v->n);
 		for (size_t j = 0; j < v->n; j++)
 			total += v->v[j].count;
-		for (int level = 0; !ret && level < NR_LEVELS; level++)
-			ret = add_rows(s, level, service, floor_to(put->from, level_step[level]),
-				       series_id[i], v->v, v->n, total, err, errlen);
+		/* The raw row; coarser rows only when their period is already rolled up. */
+		for (int level = 0; !ret && level < NR_LEVELS; level++) {
+			int64_t bucket = sq__floor_to(put->from, level_step[level]);
+			if (level && bucket >= s->done_until[level])
+				continue;
+			ret = sq__add_rows(s, level, service, bucket, series_id[i], v->v, v->n,
+					   total, err, errlen);
+		}
+	}
+	if (!ret) {
+		int64_t raw = sq__floor_to(put->from, STORE_RAW_STEP);
+		/* A clock ahead of ours must not close hours that are still open. */
+		if (raw > s->max_bucket && raw <= (int64_t)time(NULL) + 300)
+			s->max_bucket = raw;
+		ret = sq__rollup(s, err, errlen);
 	}
 	for (size_t i = 0; i < put->nr_series; i++)
 		free(vec[i].v);
@@ -290,10 +295,16 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 					      : "no service or series");
 		return -EINVAL;
 	}
+	if (put->from > (int64_t)time(NULL) + 86400) {
+		errmsg(err, errlen, "failed to store profile: it starts more than a day from now");
+		return -EINVAL;
+	}
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc)
 		return sq__error(s, rc, "begin transaction", err, errlen);
-	ret = put_locked(s, put, err, errlen);
+	ret = s->done_until[1] ? 0 : sq__rollup_init(s, put->from, err, errlen);
+	if (!ret)
+		ret = put_locked(s, put, err, errlen);
 	if (!ret) {
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 		if (rc)

@@ -27,6 +27,8 @@
 #define STORE_RAW_STEP  10
 #define STORE_HOUR_STEP 3600
 #define STORE_DAY_STEP  86400
+/* Frames of a stack beyond this depth are not stored (the stack is cut there). */
+#define STORE_MAX_DEPTH 4096
 
 struct label {
 	char *name;
@@ -157,8 +159,9 @@ int store__put(struct store *s, const struct store_put *put, char *err, size_t e
 int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		  struct profile *out, char *err, size_t errlen);
 /* Fills out with sample totals per step over [from, until): out->start is from rounded
- * down to out->step, the step is chosen by the store (>= 10 s, <= ~1500 points) and
- * out->samples is malloc'd (free it). */
+ * down to out->step, the step is chosen by the store (>= 10 s, <= ~1500 points; at least
+ * an hour for ranges over 6 h and a day over 62 days, so that long ranges read only
+ * rollups) and out->samples is malloc'd (free it). */
 int store__series(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		  struct store_series *out, char *err, size_t errlen);
 /* Label names (or values of one name) of q's matching series seen in [from, until), as a

@@ -122,6 +122,15 @@ static void test_put_select_rollups(void **state)
 	for (t = day - 7200; t < day + 2 * 86400 + 7200; t += 1800)
 		put_col(s, t % 3600 ? "a" : "b", t, "main;work 2\nmain;idle 1\n");
 	put_col(s, "a", day, "main;work 5\n");
+	/* A late upload for a day already rolled up is merged into its hour and day rows. */
+	put_col(s, "c", day + 100, "main;late 9\n");
+	query(&q, "svc", NULL);
+	p = profile__new();
+	assert_int_equal(store__select(s, &q, day, day + 86400, p, err, sizeof(err)), 0);
+	assert_int_equal(count_of(p, "main;late"), 9);
+	assert_int_equal(count_of(p, "main;idle"), 48);
+	profile__free(p);
+	store_query_release(&q);
 
 	query(&q, "svc", NULL);
 	p = profile__new();
@@ -129,6 +138,7 @@ static void test_put_select_rollups(void **state)
 				       sizeof(err)), 0);
 	/* 104 uploads of 2 work + 1 idle, one more of 5 work */
 	assert_int_equal(count_of(p, "main;work"), 104 * 2 + 5);
+	assert_int_equal(count_of(p, "main;late"), 9);
 	assert_int_equal(count_of(p, "main;idle"), 104);
 	profile__free(p);
 	store_query_release(&q);
@@ -163,7 +173,7 @@ static void test_put_select_rollups(void **state)
 	size_t n;
 	assert_int_equal(store__label_values(s, &q, "host", 0, INT64_MAX, &v, &n, err,
 					     sizeof(err)), 0);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	assert_string_equal(v[0], "a");
 	store__free_strings(v, n);
 	struct store_service *sv;

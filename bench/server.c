@@ -1,0 +1,234 @@
+/* bench/server: the store's figures against SPEC §5.
+ *
+ *   ingest      stack rows per second per core (CPU time of this process) putting a
+ *               synthetic day of HOSTS hosts uploading every INTERVAL s, each upload
+ *               ROWS distinct stacks drawn from a fleet-wide pool (as the same services
+ *               run on every host), depth 8-40, in per-process series
+ *   query       latency of a merged flamegraph (GET /pyroscope/render over HTTP, JSON
+ *               included) of the whole day of all hosts, of the last 24 h unaligned to
+ *               days, of one hour, and of one host for the day
+ *   disk        bytes on disk (database + WAL) per stored stack sample (raw rows)
+ *
+ * Usage: server [DIR [HOSTS [HOURS [ROWS]]]] (defaults: a temp dir, 100 hosts, 24 h,
+ * HOSTS 0: only the queries, over a DIR a previous run filled;
+ * 300 rows per upload: a host busy on a few cores at 11 Hz for 60 s). Prints one line per figure with the target beside it. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/server.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+#define INTERVAL 60
+#define POOL 20000
+#define PROCESSES 12
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static double now_s(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct pool_stack {
+	const char *frames[40];
+	uint32_t depth;
+};
+
+/* A fleet-wide pool of stacks: a tree of call paths over a few thousand function names. */
+static struct pool_stack *make_pool(char **names, size_t nr_names)
+{
+	struct pool_stack *pool = calloc(POOL, sizeof(*pool));
+
+	for (size_t i = 0; i < POOL; i++) {
+		struct pool_stack *s = &pool[i];
+		/* Share prefixes: start from an earlier stack's prefix half of the time. */
+		if (i > 16 && next_rand() % 2) {
+			const struct pool_stack *base = &pool[next_rand() % i];
+			s->depth = 1 + (uint32_t)(next_rand() % base->depth);
+			memcpy(s->frames, base->frames, s->depth * sizeof(*s->frames));
+		} else {
+			s->depth = 1;
+			s->frames[0] = names[next_rand() % 32];
+		}
+		uint32_t target = 8 + (uint32_t)(next_rand() % 33);
+		while (s->depth < target && s->depth < 40)
+			s->frames[s->depth++] = names[next_rand() % nr_names];
+	}
+	return pool;
+}
+
+static size_t on_data(char *d, size_t size, size_t n, void *arg)
+{
+	*(size_t *)arg += size * n;
+	return size * n;
+}
+
+static double timed_get(uint16_t port, const char *path, size_t *bytes)
+{
+	struct strbuf url = STRBUF_INIT;
+	CURL *c = curl_easy_init();
+	long status = 0;
+	double t0, t1;
+
+	*bytes = 0;
+	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url.buf);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, bytes);
+	t0 = now_s(CLOCK_MONOTONIC);
+	if (curl_easy_perform(c) != CURLE_OK)
+		fprintf(stderr, "bench: failed to get '%s'\n", url.buf);
+	t1 = now_s(CLOCK_MONOTONIC);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200)
+		fprintf(stderr, "bench: '%s' answered %ld\n", url.buf, status);
+	curl_easy_cleanup(c);
+	strbuf_release(&url);
+	return t1 - t0;
+}
+
+int main(int argc, char **argv)
+{
+	char tmpl[] = "/tmp/kiln-bench-server.XXXXXX", err[256];
+	const char *dir = argc > 1 ? argv[1] : mkdtemp(tmpl);
+	int hosts = argc > 2 ? atoi(argv[2]) : 100, hours = argc > 3 ? atoi(argv[3]) : 24;
+	int rows = argc > 4 ? atoi(argv[4]) : 300;
+	int64_t day = (time(NULL) / 86400 - 2) * 86400;	/* a whole UTC day, two days ago */
+	char **names = malloc(3000 * sizeof(*names));
+	struct store_options so = { 0 };
+	struct store *s;
+	struct store_stats st;
+	uint64_t total_rows = 0;
+
+	if (!dir || hosts < 0 || hours <= 0 || rows <= 0 || rows > POOL) {
+		fprintf(stderr, "usage: server [DIR [HOSTS [HOURS [ROWS]]]]\n");
+		return 2;
+	}
+	for (int i = 0; i < 3000; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "%s::module_%d::function_%d(int, std::string const&)",
+			    i < 32 ? "root" : "ns", i % 97, i);
+		names[i] = strbuf_detach(&sb, NULL);
+	}
+	struct pool_stack *pool = make_pool(names, 3000);
+	s = store__open(dir, &so, err, sizeof(err));
+	if (!s) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 1;
+	}
+
+	if (!hosts) {
+		store__close(s);
+		goto queries;
+	}
+	/* Ingest: one put per host per interval, as the server does per upload. */
+	double cpu = 0, wall = 0, gen = 0;
+	struct labels *series = calloc(PROCESSES, sizeof(*series));
+	uint32_t *stack_series = malloc((size_t)rows * sizeof(*stack_series));
+	for (int64_t t = day; t < day + hours * 3600; t += INTERVAL) {
+		for (int h = 0; h < hosts; h++) {
+			double g0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+			struct profile *p = profile__new();
+			char host[32];
+			snprintf(host, sizeof(host), "host-%03d", h);
+			for (int k = 0; k < PROCESSES; k++) {
+				char proc[32];
+				snprintf(proc, sizeof(proc), "proc-%d", k);
+				labels_init(&series[k]);
+				labels__set(&series[k], "host", host);
+				labels__set(&series[k], "process", proc);
+				labels__sort(&series[k]);
+			}
+			for (int r = 0; r < rows; r++) {
+				/* skewed: most samples in few stacks */
+				uint64_t x = next_rand() % POOL;
+				const struct pool_stack *ps = &pool[(x * x / POOL) % POOL];
+				size_t idx = profile__add_names(p, ps->frames, ps->depth,
+								1 + next_rand() % 20);
+				if (idx < (size_t)rows)
+					stack_series[idx] = (uint32_t)((ps - pool) % PROCESSES);
+			}
+			struct store_put put = { .service = "fleet", .from = t, .until = t + INTERVAL,
+						 .profile = p, .series = series, .nr_series = PROCESSES,
+						 .stack_series = stack_series };
+			double c0 = now_s(CLOCK_PROCESS_CPUTIME_ID), w0 = now_s(CLOCK_MONOTONIC);
+			gen += c0 - g0;
+			if (store__put(s, &put, err, sizeof(err))) {
+				fprintf(stderr, "bench: %s\n", err);
+				return 1;
+			}
+			cpu += now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+			wall += now_s(CLOCK_MONOTONIC) - w0;
+			total_rows += profile__nr_stacks(p);
+			for (int k = 0; k < PROCESSES; k++)
+				labels_release(&series[k]);
+			profile__free(p);
+		}
+	}
+	if (store__stats(s, &st, err, sizeof(err))) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 1;
+	}
+	store__close(s);
+	printf("data: %d hosts x %d h, upload every %d s, %d stacks per upload: %llu stack rows, "
+	       "%llu samples, %llu distinct stack nodes\n", hosts, hours, INTERVAL, rows,
+	       (unsigned long long)total_rows, (unsigned long long)st.samples,
+	       (unsigned long long)st.stacks);
+	printf("ingest: %.0f stack rows/s per core (%.1f s CPU in store__put), %.0f rows/s wall "
+	       "(%.1f s, one fsync per upload; generating the profiles took %.1f s more)   "
+	       "target >= 100000 rows/s/core\n", total_rows / cpu, cpu, total_rows / wall, wall, gen);
+	printf("disk: %.2f bytes per stored stack sample (%llu bytes, %llu raw rows incl. hour "
+	       "and day rollups)   target < 20\n", (double)st.bytes / (double)st.rows,
+	       (unsigned long long)st.bytes, (unsigned long long)st.rows);
+
+queries:
+	/* Queries through the real HTTP server. */
+	struct strbuf listen = STRBUF_INIT, path = STRBUF_INIT;
+	strbuf_addstr(&listen, "127.0.0.1:0");
+	struct server_options o = { .listen = listen.buf, .data_dir = dir, .threads = 2 };
+	struct server *srv = server__start(&o, err, sizeof(err));
+	if (!srv) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 1;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	struct { const char *what; int64_t from, until; const char *filter; } q[] = {
+		{ "whole day, all hosts", day, day + hours * 3600, "" },
+		{ "24 h unaligned, all hosts", day + 1800, day + 1800 + 86400, "" },
+		{ "one hour, all hosts", day + 7200, day + 10800, "" },
+		{ "whole day, one host", day, day + hours * 3600, "%7Bhost%3D%22host-007%22%7D" },
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		size_t bytes;
+		double best = 1e9;
+		strbuf_reset(&path);
+		strbuf_addf(&path, "/pyroscope/render?query=fleet%s&from=%lld&until=%lld", q[i].filter,
+			    (long long)q[i].from, (long long)q[i].until);
+		for (int rep = 0; rep < 3; rep++) {
+			double t = timed_get(server__port(srv), path.buf, &bytes);
+			best = t < best ? t : best;
+		}
+		printf("query: %-26s %7.1f ms (best of 3, %zu bytes of flamebearer JSON)%s\n",
+		       q[i].what, best * 1e3, bytes, i == 0 ? "   target < 1000 ms" : "");
+	}
+	server__stop(srv);
+	curl_global_cleanup();
+	strbuf_release(&listen);
+	strbuf_release(&path);
+	return 0;
+}
