@@ -81,7 +81,7 @@ $(BUILD)/san/assets.o: $(BUILD)/gen/assets.S
 $(BUILD)/libkiln-jvm.so: $(wildcard src/jvm/*.c src/jvm/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -shared $(WARN) -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux \
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -shared $(WARN) -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux \
 		-o $@ $(filter %.c,$^) -lpthread -ldl
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkiln-san.a

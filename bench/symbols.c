@@ -1,7 +1,8 @@
 /* bench/symbols: what the symbolizer costs per binary. For each file given (default: a
  * few large system binaries), prints the time to read its symbols once, their number and
  * the memory they hold, then the rate of lookups of random addresses, demangling
- * included. A program, not a test: it prints figures and asserts nothing.
+ * included; then kallsyms, and a JIT perf map of 200,000 lines read whole and refreshed
+ * after an append. A program, not a test: it prints figures and asserts nothing.
  *
  *   make && cc -O2 -std=c11 -D_GNU_SOURCE -Isrc -include src/util/banned.h \
  *     $(pkg-config --cflags libelf libdw) -o build/bench-symbols bench/symbols.c \
@@ -15,6 +16,8 @@
 
 #include "symbols/demangle.h"
 #include "symbols/elf.h"
+#include "symbols/kallsyms.h"
+#include "symbols/perfmap.h"
 #include "util/strbuf.h"
 
 static double now(void)
@@ -76,6 +79,56 @@ static void bench(const char *path)
 	elf_symbols_release(&es);
 }
 
+static void bench_kallsyms(void)
+{
+	struct symtab t;
+	double t0, t1;
+	int n;
+
+	symtab_init(&t);
+	t0 = now();
+	n = kallsyms__load(&t, "/proc/kallsyms");
+	t1 = now();
+	printf("%-50s load %7.1f ms  %8d symbols  %7.2f MiB\n", "/proc/kallsyms", (t1 - t0) * 1e3,
+	       n, (double)symtab__memory(&t) / (1 << 20));
+	symtab_release(&t);
+}
+
+static void bench_perfmap(void)
+{
+	char path[64];
+	struct perfmap pm;
+	double t0, t1, t2, t3;
+	FILE *f;
+	int i, n = 200000;
+
+	snprintf(path, sizeof(path), "/tmp/kiln-bench-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%x 40 LazyCompile:*fn%d /app/src/module%d.js:%d\n", 0x10000000 + i * 64,
+			i, i % 100, i);
+	fclose(f);
+	perfmap_init(&pm);
+	t0 = now();
+	perfmap__refresh(&pm, path);
+	t1 = now();
+	f = fopen(path, "a");
+	if (f) {
+		fputs("20000000 40 appended\n", f);
+		fclose(f);
+	}
+	t2 = now();
+	perfmap__refresh(&pm, path);
+	t3 = now();
+	printf("%-50s load %7.1f ms  %8d entries  %7.2f MiB  refresh after append %.1f ms\n",
+	       "perf map (synthetic)", (t1 - t0) * 1e3, n, (double)perfmap__memory(&pm) / (1 << 20),
+	       (t3 - t2) * 1e3);
+	perfmap_release(&pm);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const def[] = {
@@ -92,5 +145,7 @@ int main(int argc, char **argv)
 	else
 		for (i = 0; i < (int)(sizeof(def) / sizeof(def[0])); i++)
 			bench(def[i]);
+	bench_kallsyms();
+	bench_perfmap();
 	return 0;
 }

@@ -4,20 +4,24 @@
 #   unwind_deep  the -O2 -fomit-frame-pointer C workload (main -> rec x30 -> leaves)
 #   python3      Debian's /usr/bin/python3 running a busy script (entry: Py_BytesMain)
 # For each: percent of samples whose stack reaches main, profiler CPU per 1,000 samples,
-# peak memory, bytes written. kiln's side is bench/unwind_bench (the sampler's reads of
-# REGS_USER + STACK_USER samples, then kiln's unwinder, cold and warm); until the agent's
-# `kiln record --perf-mode smart` exists this measures the unwinder, not the whole agent.
+# peak memory, bytes written, for
+#   kiln record --perf-mode smart (and dwarf) --pids PID: the whole agent, symbolization
+#     and output included;
+#   bench/unwind_bench: kiln's unwinder alone on the same kind of samples, cold (tables
+#     compiled) and warm;
+#   perf record --call-graph dwarf + perf script.
 # Needs root (perf_event_open on another process) and linux-perf. Prints figures only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECS=${1:-10}
+ROOT=$PWD
+SECS=${1:-20}
 FREQ=99
 STACK=8192
 T=$(mktemp -d /tmp/kiln-bench-unwind.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
 
-make -s build/libkiln.a
+make -s build/kiln build/libkiln.a
 cc -O2 -g -std=c11 -D_GNU_SOURCE -Isrc -include src/util/banned.h -o "$T/unwind_bench" \
 	bench/unwind_bench.c build/libkiln.a $(pkg-config --libs libdw libelf libxxhash zlib) -lm
 cc -O2 -fomit-frame-pointer -o "$T/unwind_deep" tests/workloads/unwind_deep.c
@@ -58,12 +62,27 @@ kiln_side() {	# pid symbol
 		for (m = 0; m < 2; m++) {
 			mode = m ? "dwarf" : "smart"
 			cpu = v["record_cpu_ms"] + v[mode "_cold_cpu_ms"]
-			printf "  kiln %s: %5d samples  reach main %6.2f%%  cpu %7.1f ms/1000 samples (ring %.0f ms, unwind cold %.0f ms incl. table builds, warm %.2f us/sample)  unwinder memory %d KB  bench peak rss %d KB  written 0 bytes\n",
+			printf "  unwinder alone, %s: %5d samples  reach main %6.2f%%  cpu %7.1f ms/1000 samples (ring %.0f ms, unwind cold %.0f ms incl. table builds, warm %.2f us/sample)  unwinder memory %d KB  bench peak rss %d KB  written 0 bytes\n",
 				mode, n, v[mode "_reach_main_pct"], cpu * 1000 / n, v["record_cpu_ms"],
 				v[mode "_cold_cpu_ms"], v[mode "_warm_us_per_sample"],
 				v[mode "_memory_bytes"] / 1024, v["peak_rss_kb"]
 		}
 	}' "$T/kiln.txt"
+}
+
+# kiln record: CPU and peak RSS from GNU time, samples and completeness from the .col.
+record_side() {	# pid symbol mode
+	rm -rf "$T/kiln"
+	/usr/bin/time -f "%U %S %M" -o "$T/kiln.time" "$ROOT/build/kiln" record -q --perf-mode "$3" \
+		--python-mode disabled -f $FREQ -d "$SECS" --pids "$1" --perf-dwarf-stack-size $STACK \
+		-o "$T/kiln" >/dev/null 2>&1
+	read -r total complete _ _ < <(awk -v need="$2" -f tests/workloads/unwind_check.awk \
+		"$T/kiln/last_profile.col")
+	awk -v n="$total" -v c="$complete" -v t="$(cat "$T/kiln.time")" -v mode="$3" \
+	    -v bytes="$(du -sb "$T/kiln" | cut -f1)" 'BEGIN {
+		split(t, r, " "); cpu = (r[1] + r[2]) * 1000
+		printf "  kiln record %s: %5d samples  reach main %6.2f%%  cpu %7.1f ms/1000 samples (%.0f ms in all)  peak rss %d KB  written %d bytes (.col + .html)\n",
+			mode, n, 100 * c / (n ? n : 1), cpu * 1000 / (n ? n : 1), cpu, r[3], bytes }'
 }
 
 run() {	# name symbol cmd...
@@ -74,6 +93,8 @@ run() {	# name symbol cmd...
 	pids+=("$pid")
 	sleep 0.5
 	echo "$name (pid $pid, $SECS s at $FREQ Hz, $STACK-byte stack copies):"
+	record_side "$pid" "$sym" smart
+	record_side "$pid" "$sym" dwarf
 	kiln_side "$pid" "$sym"
 	perf_side "$pid" "$sym"
 	kill "$pid" 2>/dev/null || true

@@ -151,6 +151,11 @@ const struct mapping *proctab__mapping(const struct proc_mm *mm, uint64_t addr)
 	return NULL;
 }
 
+size_t proctab__nr_mappings(const struct proc_mm *mm)
+{
+	return mm ? mm->nr_active : 0;
+}
+
 bool proctab__first_use(const struct mapping *m)
 {
 	struct pmap *pm = (struct pmap *)m;

@@ -3,18 +3,25 @@
 #include <asm/perf_regs.h>
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/records.h"
+#include "agent/recqueue.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
-#define MAX_CHAIN 512
+#define READER_POLL_MS 100	/* the reader thread drains at least this often */
+#define KICK_TOKEN UINT32_MAX	/* epoll data of the kick eventfd */
 
 struct ring {
 	int fd;
@@ -30,10 +37,18 @@ struct sampler {
 	struct ring *rings;
 	unsigned nr_rings;
 	int epfd;
-	uint64_t sample_type;
-	struct sampler_stats stats;
-	uint8_t scratch[1 << 16];	/* a record that wraps the ring end is copied here */
-	uint64_t kips[MAX_CHAIN], uips[MAX_CHAIN];
+	struct record_decoder dec;	/* the consumer's decoder and counters */
+
+	/* The reader thread moves records from the kernel's rings into the queue; the
+	 * consumer (the caller of sampler__poll) decodes them. Shared fields are atomics. */
+	struct recqueue *queue;
+	pthread_t reader;
+	bool reader_started;
+	int kick_fd;		/* consumer -> reader: drain now (or stop) */
+	int notify_fd;		/* reader -> consumer: records queued */
+	uint64_t drain_req, drain_done;
+	int stop;
+	uint64_t queue_full, reader_bad, wakeups;
 };
 
 static int online_cpus(unsigned **out, unsigned *nr)
@@ -109,6 +124,8 @@ static int paranoid_level(void)
 	return level;
 }
 
+static int start_reader(struct sampler *s, char *err, size_t errlen);
+
 int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *err,
 		  size_t errlen)
 {
@@ -118,7 +135,7 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 	int ret;
 
 	s->cfg = *cfg;
-	s->epfd = -1;
+	s->epfd = s->kick_fd = s->notify_fd = -1;
 	if (!s->cfg.ring_pages)
 		s->cfg.ring_pages = default_ring_pages(cfg);
 	if (s->cfg.ring_pages & (s->cfg.ring_pages - 1)) {
@@ -158,7 +175,7 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 	attr.task = 1;
 	attr.watermark = 1;
 	attr.wakeup_watermark = (uint32_t)(s->cfg.ring_pages * (uint64_t)getpagesize() / 4);
-	s->sample_type = attr.sample_type;
+	s->dec.sample_type = attr.sample_type;
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0) {
@@ -206,6 +223,9 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 			goto fail;
 		}
 	}
+	ret = start_reader(s, err, errlen);
+	if (ret < 0)
+		goto fail;
 	free(cpus);
 	*out = s;
 	return 0;
@@ -219,6 +239,18 @@ void sampler__free(struct sampler *s)
 {
 	if (!s)
 		return;
+	if (s->reader_started) {
+		uint64_t one = 1;
+		__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+		if (write(s->kick_fd, &one, sizeof(one)) < 0)
+			log_debug("failed to wake the reader thread: %s", strerror(errno));
+		pthread_join(s->reader, NULL);
+	}
+	recqueue__free(s->queue);
+	if (s->kick_fd >= 0)
+		close(s->kick_fd);
+	if (s->notify_fd >= 0)
+		close(s->notify_fd);
 	for (unsigned i = 0; i < s->nr_rings; i++) {
 		if (s->rings[i].page)
 			munmap(s->rings[i].page, s->rings[i].map_len);
@@ -249,198 +281,13 @@ int sampler__disable(struct sampler *s)
 	return ioctl_all(s, PERF_EVENT_IOC_DISABLE);
 }
 
-/* A cursor over one record, refusing to read past its end. */
-struct cur {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t cur_u64(struct cur *c)
-{
-	uint64_t v = 0;
-
-	if (c->end - c->p < 8) {
-		c->bad = true;
-		return 0;
-	}
-	memcpy(&v, c->p, 8);
-	c->p += 8;
-	return v;
-}
-
-static const uint8_t *cur_bytes(struct cur *c, uint64_t n)
-{
-	const uint8_t *p = c->p;
-
-	if ((uint64_t)(c->end - c->p) < n) {
-		c->bad = true;
-		return NULL;
-	}
-	c->p += n;
-	return p;
-}
-
-static void split_callchain(struct sampler *s, struct sampler_sample *out, const uint64_t *ips,
-			    uint64_t nr)
-{
-	enum { CTX_NONE, CTX_KERNEL, CTX_USER } ctx = CTX_NONE;
-
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t ip = ips[i];
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
-				ctx = CTX_KERNEL;
-			else if (ip == (uint64_t)PERF_CONTEXT_USER)
-				ctx = CTX_USER;
-			else
-				ctx = CTX_NONE;	/* guest or hypervisor frames: not ours */
-			continue;
-		}
-		if (ctx == CTX_KERNEL && out->nr_kernel < MAX_CHAIN)
-			s->kips[out->nr_kernel++] = ip;
-		else if (ctx == CTX_USER && out->nr_user < MAX_CHAIN)
-			s->uips[out->nr_user++] = ip;
-	}
-}
-
-static int decode_sample(struct sampler *s, struct cur *c, struct sampler_sample *out)
-{
-	uint64_t v;
-
-	memset(out, 0, sizeof(*out));
-	out->kernel_ips = s->kips;
-	out->user_ips = s->uips;
-	v = cur_u64(c);
-	out->pid = (pid_t)(uint32_t)v;
-	out->tid = (pid_t)(uint32_t)(v >> 32);
-	out->time = cur_u64(c);
-	out->cpu = (uint32_t)cur_u64(c);
-	if (s->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		uint64_t nr = cur_u64(c);
-		const uint8_t *ips;
-		if (nr > 4096)
-			return -EINVAL;
-		ips = cur_bytes(c, nr * 8);
-		if (!ips)
-			return -EINVAL;
-		/* ips may be unaligned in the scratch copy; copy through memcpy. */
-		uint64_t tmp[MAX_CHAIN * 2];
-		if (nr > sizeof(tmp) / sizeof(tmp[0]))
-			nr = sizeof(tmp) / sizeof(tmp[0]);
-		memcpy(tmp, ips, nr * 8);
-		split_callchain(s, out, tmp, nr);
-	}
-	if (s->sample_type & PERF_SAMPLE_REGS_USER) {
-		uint64_t abi = cur_u64(c);
-		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			/* Registers come in increasing bit order: BP, SP, IP. */
-			out->bp = cur_u64(c);
-			out->sp = cur_u64(c);
-			out->ip = cur_u64(c);
-			out->has_regs = true;
-		}
-	}
-	if (s->sample_type & PERF_SAMPLE_STACK_USER) {
-		uint64_t size = cur_u64(c);
-		if (size) {
-			const uint8_t *data = cur_bytes(c, size);
-			uint64_t dyn = cur_u64(c);
-			out->stack = data;
-			out->stack_len = dyn < size ? dyn : size;
-		}
-	}
-	return c->bad ? -EINVAL : 0;
-}
-
-static void handle_record(struct sampler *s, const struct perf_event_header *hdr,
-			  const uint8_t *rec, const struct sampler_handlers *h)
-{
-	struct cur c = { rec + sizeof(*hdr), rec + hdr->size, false };
-
-	switch (hdr->type) {
-	case PERF_RECORD_SAMPLE: {
-		struct sampler_sample smp;
-		s->stats.samples++;
-		if (decode_sample(s, &c, &smp) < 0) {
-			s->stats.bad++;
-			return;
-		}
-		if (h->sample)
-			h->sample(h->ctx, &smp);
-		break;
-	}
-	case PERF_RECORD_MMAP2: {
-		struct mapping m = { 0 };
-		uint64_t v = cur_u64(&c);
-		const uint8_t *ids;
-		pid_t pid = (pid_t)(uint32_t)v, tid = (pid_t)(uint32_t)(v >> 32);
-
-		m.start = cur_u64(&c);
-		m.end = m.start + cur_u64(&c);
-		m.pgoff = cur_u64(&c);
-		ids = cur_bytes(&c, 24);
-		v = cur_u64(&c);
-		m.prot = (uint32_t)v;
-		if (c.bad || !ids || c.p >= c.end || c.end[-1] != '\0') {
-			s->stats.bad++;
-			return;
-		}
-		if (hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			m.build_id_len = ids[0] > MAPPING_BUILD_ID_MAX ? MAPPING_BUILD_ID_MAX : ids[0];
-			memcpy(m.build_id, ids + 4, m.build_id_len);
-		} else {
-			memcpy(&m.maj, ids, 4);
-			memcpy(&m.min, ids + 4, 4);
-			memcpy(&m.ino, ids + 8, 8);
-		}
-		m.path = (const char *)c.p;
-		if (h->mmap)
-			h->mmap(h->ctx, pid, tid, &m);
-		break;
-	}
-	case PERF_RECORD_COMM: {
-		uint64_t v = cur_u64(&c);
-		if (c.bad || c.p >= c.end || !memchr(c.p, '\0', (size_t)(c.end - c.p))) {
-			s->stats.bad++;
-			return;
-		}
-		if (h->comm)
-			h->comm(h->ctx, (pid_t)(uint32_t)v, (pid_t)(uint32_t)(v >> 32),
-				(const char *)c.p, hdr->misc & PERF_RECORD_MISC_COMM_EXEC);
-		break;
-	}
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT: {
-		uint64_t a = cur_u64(&c), b = cur_u64(&c);
-		pid_t pid = (pid_t)(uint32_t)a, ppid = (pid_t)(uint32_t)(a >> 32);
-		pid_t tid = (pid_t)(uint32_t)b;
-		if (c.bad) {
-			s->stats.bad++;
-			return;
-		}
-		if (hdr->type == PERF_RECORD_FORK && h->fork)
-			h->fork(h->ctx, pid, ppid, tid);
-		else if (hdr->type == PERF_RECORD_EXIT && h->exit)
-			h->exit(h->ctx, pid, tid);
-		break;
-	}
-	case PERF_RECORD_LOST: {
-		cur_u64(&c);	/* id */
-		s->stats.lost += cur_u64(&c);
-		break;
-	}
-	case PERF_RECORD_THROTTLE:
-		s->stats.throttled++;
-		break;
-	default:
-		break;
-	}
-}
-
-/* Reads one ring empty. The kernel publishes data_head with a release; we read it with
- * acquire (the smp_rmb of the UAPI comment), consume, then publish data_tail with a
- * release so that our reads complete before the kernel may overwrite the space. */
-static int drain_ring(struct sampler *s, struct ring *r, const struct sampler_handlers *h)
+/* Moves the records of one ring into the queue, until the ring is empty or the queue is
+ * full (what stays in the ring waits for the next pass; if the ring fills meanwhile the
+ * kernel counts what it drops in a LOST record). The kernel publishes data_head with a
+ * release; we read it with acquire (the smp_rmb of the UAPI comment), copy, then publish
+ * data_tail with a release so that our reads complete before the kernel may reuse the
+ * space. A record that wraps the ring's end is copied in two parts. */
+static int move_ring(struct sampler *s, struct ring *r)
 {
 	uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = r->page->data_tail;
@@ -450,32 +297,34 @@ static int drain_ring(struct sampler *s, struct ring *r, const struct sampler_ha
 	while (tail < head) {
 		struct perf_event_header hdr;
 		uint64_t off = tail & r->mask;
-		const uint8_t *rec;
+		size_t first = (size_t)(size - off);
+		uint8_t *dst;
 
 		if (head - tail < sizeof(hdr))
 			break;
-		if (off + sizeof(hdr) <= size) {
+		if (first >= sizeof(hdr)) {
 			memcpy(&hdr, r->data + off, sizeof(hdr));
 		} else {
-			size_t first = (size_t)(size - off);
 			memcpy(&hdr, r->data + off, first);
 			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
 		}
 		if (hdr.size < sizeof(hdr) || hdr.size > head - tail) {
 			/* Corrupt or torn: give up on what is in the ring rather than loop. */
-			s->stats.bad++;
+			__atomic_fetch_add(&s->reader_bad, 1, __ATOMIC_RELAXED);
 			tail = head;
 			break;
 		}
-		if (off + hdr.size <= size) {
-			rec = r->data + off;
-		} else {
-			size_t first = (size_t)(size - off);
-			memcpy(s->scratch, r->data + off, first);
-			memcpy(s->scratch + first, r->data, hdr.size - first);
-			rec = s->scratch;
+		dst = recqueue__reserve(s->queue, hdr.size);
+		if (!dst) {
+			__atomic_fetch_add(&s->queue_full, 1, __ATOMIC_RELAXED);
+			break;
 		}
-		handle_record(s, &hdr, rec, h);
+		if (first >= hdr.size) {
+			memcpy(dst, r->data + off, hdr.size);
+		} else {
+			memcpy(dst, r->data + off, first);
+			memcpy(dst + first, r->data, hdr.size - first);
+		}
 		tail += hdr.size;
 		n++;
 	}
@@ -483,30 +332,139 @@ static int drain_ring(struct sampler *s, struct ring *r, const struct sampler_ha
 	return n;
 }
 
-int sampler__drain(struct sampler *s, const struct sampler_handlers *h)
+/* The reader thread: woken by a ring's watermark, by a kick, or every READER_POLL_MS. */
+static void *reader_main(void *arg)
 {
+	struct sampler *s = arg;
+	struct epoll_event evs[16];
+	uint64_t last_req = 0;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t req, v, one = 1;
+		int moved = 0, n = epoll_wait(s->epfd, evs, 16, READER_POLL_MS);
+
+		if (n > 0)
+			__atomic_fetch_add(&s->wakeups, 1, __ATOMIC_RELAXED);
+		if (read(s->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			break;
+		req = __atomic_load_n(&s->drain_req, __ATOMIC_ACQUIRE);
+		for (unsigned i = 0; i < s->nr_rings; i++)
+			moved += move_ring(s, &s->rings[i]);
+		recqueue__commit(s->queue);
+		__atomic_store_n(&s->drain_done, req, __ATOMIC_RELEASE);
+		/* The consumer is woken for new records, or for the drain it asked for. */
+		if ((moved || req != last_req) && write(s->notify_fd, &one, sizeof(one)) < 0 &&
+		    errno != EAGAIN)
+			break;
+		last_req = req;
+	}
+	return NULL;
+}
+
+static int start_reader(struct sampler *s, char *err, size_t errlen)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = KICK_TOKEN };
+	uint64_t ring_bytes = (uint64_t)s->nr_rings * s->cfg.ring_pages * (uint64_t)getpagesize();
+	sigset_t all, old;
+	int ret;
+
+	/* The queue absorbs pauses of the consumer: twice the rings, 2 .. 32 MiB. */
+	ring_bytes *= 2;
+	if (ring_bytes < (2u << 20))
+		ring_bytes = 2u << 20;
+	if (ring_bytes > (32u << 20))
+		ring_bytes = 32u << 20;
+	s->queue = recqueue__new((size_t)ring_bytes);
+	s->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->kick_fd < 0 || s->notify_fd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->kick_fd, &ev) < 0) {
+		ret = -errno;
+		errmsg(err, errlen, "failed to create the reader's event fds: %s", strerror(errno));
+		return ret;
+	}
+	/* Signals (SIGINT, SIGTERM) go to the consumer, whose poll they interrupt. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&s->reader, NULL, reader_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret < 0) {
+		errmsg(err, errlen, "failed to start the reader thread: %s", strerror(-ret));
+		return ret;
+	}
+	s->reader_started = true;
+	return 0;
+}
+
+/* Decodes every queued record. */
+static int consume(struct sampler *s, const struct sampler_handlers *h)
+{
+	const uint8_t *rec;
+	size_t len;
 	int n = 0;
 
-	for (unsigned i = 0; i < s->nr_rings; i++)
-		n += drain_ring(s, &s->rings[i], h);
+	while ((rec = recqueue__peek(s->queue, &len))) {
+		struct perf_event_header hdr;
+		memcpy(&hdr, rec, sizeof(hdr));
+		if (hdr.size == len)
+			records__handle(&s->dec, &hdr, rec, h);
+		else
+			s->dec.stats.bad++;
+		recqueue__pop(s->queue);
+		n++;
+	}
 	return n;
+}
+
+static int wait_notify(struct sampler *s, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = s->notify_fd, .events = POLLIN };
+	uint64_t v;
+
+	if (poll(&pfd, 1, timeout_ms) < 0)
+		return -errno;
+	if (read(s->notify_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
+int sampler__drain(struct sampler *s, const struct sampler_handlers *h)
+{
+	uint64_t req = __atomic_add_fetch(&s->drain_req, 1, __ATOMIC_ACQ_REL), one = 1;
+	int n = 0;
+
+	if (write(s->kick_fd, &one, sizeof(one)) < 0)
+		return -errno;
+	/* Wait (2 s at most) for a reader pass that began after the request. */
+	for (int i = 0; i < 100; i++) {
+		n += consume(s, h);
+		if (__atomic_load_n(&s->drain_done, __ATOMIC_ACQUIRE) >= req)
+			break;
+		wait_notify(s, 20);
+	}
+	return n + consume(s, h);
 }
 
 int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handlers *h)
 {
-	struct epoll_event evs[16];
-	int n = epoll_wait(s->epfd, evs, 16, timeout_ms);
+	int n = consume(s, h), ret;
 
-	if (n < 0)
-		return -errno;
-	if (n > 0)
-		s->stats.wakeups++;
-	return sampler__drain(s, h);
+	if (n)
+		return n;
+	ret = wait_notify(s, timeout_ms);
+	if (ret < 0)
+		return ret;
+	return consume(s, h);
 }
 
 struct sampler_stats sampler__stats(const struct sampler *s)
 {
-	return s->stats;
+	struct sampler_stats st = s->dec.stats;
+
+	st.bad += __atomic_load_n(&s->reader_bad, __ATOMIC_RELAXED);
+	st.queue_full = __atomic_load_n(&s->queue_full, __ATOMIC_RELAXED);
+	st.wakeups = __atomic_load_n(&s->wakeups, __ATOMIC_RELAXED);
+	return st;
 }
 
 unsigned sampler__nr_cpus(const struct sampler *s)

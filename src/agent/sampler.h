@@ -1,10 +1,13 @@
 /* The sampler: one perf_event per online CPU (software cpu-clock at a frequency) whose
  * mmap ring buffers carry the samples and the sideband records (COMM, MMAP2, FORK, EXIT)
- * that keep the process table right. All rings are read by the calling thread through one
- * epoll set; the kernel wakes it by watermark, not per sample.
+ * that keep the process table right. One reader thread waits on all rings through one
+ * epoll set (the kernel wakes it by watermark, not per sample, or every 100 ms) and moves
+ * their records into a queue in memory, so that the kernel's rings stay drained while the
+ * consumer unwinds, symbolizes or is descheduled.
  *
- * Records are decoded into the structures below and handed to callbacks. Pointers in them
- * point into a scratch copy and are valid only during the callback. Not thread-safe. */
+ * The consumer (the thread calling sampler__poll/drain) gets the records decoded into the
+ * structures below through callbacks. Pointers in them are valid only during the
+ * callback. The sampler is used by one consumer thread. */
 #ifndef KILN_AGENT_SAMPLER_H
 #define KILN_AGENT_SAMPLER_H
 
@@ -55,7 +58,8 @@ struct sampler_stats {
 	uint64_t lost;		/* records the kernel dropped (PERF_RECORD_LOST) */
 	uint64_t throttled;	/* throttle events */
 	uint64_t bad;		/* records that failed to decode */
-	uint64_t wakeups;	/* epoll wakeups with data */
+	uint64_t wakeups;	/* reader-thread wakeups by watermark or kick */
+	uint64_t queue_full;	/* times the reader found the queue full (records waited) */
 };
 
 struct sampler;
@@ -71,11 +75,12 @@ void sampler__free(struct sampler *s);
 int sampler__enable(struct sampler *s);
 int sampler__disable(struct sampler *s);
 
-/* Waits up to timeout_ms for a ring to reach its watermark (or a signal), then reads
- * every ring empty, calling h. Returns the number of records read, -EINTR when a signal
- * interrupted the wait, or another negative errno. */
+/* Decodes the queued records, calling h; when none are queued, first waits up to
+ * timeout_ms for the reader to queue some. Returns the number of records decoded, -EINTR
+ * when a signal interrupted the wait, or another negative errno. */
 int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handlers *h);
-/* Reads every ring empty without waiting. Returns the number of records read. */
+/* Has the reader move everything the kernel's rings hold now, and decodes it all (waits
+ * 2 s at most). Returns the number of records decoded, or a negative errno. */
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h);
 
 /* Counters since sampler__open. */

@@ -12,6 +12,7 @@
 #include "agent/sampler.h"
 #include "agent/stacks.h"
 #include "cmd/cmd.h"
+#include "runtimes/java.h"
 #include "runtimes/registry.h"
 #include "symbols/symbolizer.h"
 #include "unwind/unwind.h"
@@ -22,8 +23,9 @@
 #define MAX_RT 256
 #define POLL_MS 250
 /* With a runtime reader attached, samples are read sooner, so that the reader sees the
- * thread close to the moment of its sample. */
-#define POLL_MS_RUNTIME 20
+ * thread close to the moment of its sample: at 20 ms, the ~20 samples of a 997 Hz burst
+ * all got the Python stack of the burst's end, and shares were off by 5-10 points. */
+#define POLL_MS_RUNTIME 1
 
 struct retired_rt {
 	const struct runtime_ops *ops;
@@ -41,6 +43,7 @@ struct session {
 	struct unwinder *unwinder;
 	struct stacks *stacks;
 	struct sampler_handlers handlers;
+	struct java_session *java;	/* JVMs with libkiln-jvm.so; NULL when disabled */
 
 	struct retired_rt *retired;	/* runtime state of images replaced by exec */
 	size_t nr_retired, alloc_retired;
@@ -169,7 +172,6 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 	struct stack_sample ss = { 0 };
 	struct proc *p;
 	uint32_t nu = 0;
-	bool reloaded = false;
 
 	if (smp->pid <= 0) {
 		s->idle++;
@@ -196,9 +198,9 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 		}
 	for (uint32_t i = 0; i < nu; i++) {
 		const struct mapping *m = proctab__mapping(p->mm, s->upcs[i]);
-		if (!m && !reloaded && !p->exited) {
-			/* Records lost, or seen out of order across CPUs: read /proc again. */
-			reloaded = true;
+		if (!m && i == 0 && !p->exited) {
+			/* The sampled ip is code for sure (deeper fp frames may be garbage): the
+			 * records were lost, or seen out of order across CPUs. Read /proc again. */
 			if (proctab__reload(s->procs, p) == 0)
 				m = proctab__mapping(p->mm, s->upcs[i]);
 		}
@@ -206,7 +208,8 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 			symbolizer__pin(s->sym, &p->ref, m);
 		s->umaps[i] = m;
 	}
-	if (!p->rt_checked)
+	/* Kernel threads (no mappings) run no runtime: not worth a look. */
+	if (!p->rt_checked && proctab__nr_mappings(p->mm))
 		attach_runtime(s, p);
 	if (p->rt) {
 		int n = p->rt_ops->sample(p->rt, smp->tid, s->rt, MAX_RT);
@@ -217,6 +220,8 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 			ss.nr_rt = (uint32_t)n;
 		}
 	}
+	if (s->java && java_session__attached(s->java, smp->pid))
+		ss.tid = smp->tid;	/* Java threads' stacks are replaced at the flush */
 	ss.proc = p;
 	ss.mm = p->mm;
 	ss.comm = p->comm;
@@ -301,6 +306,11 @@ int session__open(const struct session_config *cfg, struct session **out, char *
 		goto fail;
 	}
 	proctab__scan(s->procs);
+	if (!runtime_disabled(s, "java")) {
+		struct java_opts jo = { .frequency = cfg->freq, .thread_names = cfg->java_thread_names,
+					.pids = cfg->pids, .nr_pids = cfg->nr_pids };
+		s->java = java_session__start(&jo);	/* NULL: logged, Java frames off */
+	}
 	begin(s);
 	*out = s;
 	return 0;
@@ -342,6 +352,7 @@ void session__free(struct session *s)
 		return;
 	if (s->sampler)
 		sampler__disable(s->sampler);
+	java_session__stop(s->java);
 	if (s->procs)
 		proctab__for_each(s->procs, detach_all, s);
 	release_retired(s);
@@ -432,6 +443,7 @@ static void fill_header(struct session *s, struct profile *p, json_t *containers
 	json_object_set_new(h, "idle_samples", json_integer((json_int_t)s->idle));
 	json_object_set_new(h, "filtered_samples", json_integer((json_int_t)s->filtered));
 	json_object_set_new(h, "unique_stacks", json_integer((json_int_t)stacks__unique(s->stacks)));
+	json_object_set_new(h, "unwind_errors", json_integer((json_int_t)s->unwind_errors));
 	json_object_set_new(h, "processes", json_integer((json_int_t)proctab__count(s->procs)));
 	json_object_set_new(h, "agent_cpu_seconds", json_real(cpu));
 	json_object_set_new(h, "agent_peak_rss_kb", json_integer(ru.ru_maxrss));
@@ -458,13 +470,56 @@ static void fill_header(struct session *s, struct profile *p, json_t *containers
 	json_object_set_new(h, "metadata", md);
 }
 
+static bool is_java_tid(const void *ctx, pid_t tid)
+{
+	return java_result__has_tid(ctx, tid);
+}
+
+/* Replaces the perf stacks of each JVM's Java threads with the stacks its agent counted,
+ * scaled to the same number of samples (runtimes/java.h); a JVM kiln could not profile
+ * gets its reason as a pseudo-frame. Returns the number of JVMs merged. */
+static int merge_java(struct session *s, struct profile *p, uint64_t *agent_cpu_us)
+{
+	size_t nr;
+	const struct java_result *r;
+	int merged = 0;
+
+	java_session__collect(s->java, false);
+	r = java_session__results(s->java, &nr);
+	for (size_t i = 0; i < nr; i++) {
+		struct proc *proc = proctab__get(s->procs, r[i].pid);
+		*agent_cpu_us += r[i].agent_cpu_us;
+		if (!proc)
+			continue;
+		if (r[i].skip_reason[0]) {
+			snprintf(proc->skip_reason, sizeof(proc->skip_reason), "%s", r[i].skip_reason);
+			continue;
+		}
+		uint64_t total = stacks__take_threads(s->stacks, r[i].pid, is_java_tid, &r[i]);
+		const char *prefix[] = { "0", proc->container, proc->comm };
+		if (java_result__merge(&r[i], p, prefix, 3, total))
+			merged++;
+	}
+	return merged;
+}
+
 struct profile *session__flush(struct session *s)
 {
 	struct profile *p = profile__new();
 	json_t *containers = json_array();
+	uint64_t jvm_cpu_us = 0;
+	int jvms = 0;
 
 	sampler__drain(s->sampler, &s->handlers);
+	if (s->java)
+		jvms = merge_java(s, p, &jvm_cpu_us);
 	stacks__symbolize(s->stacks, s->sym, p, containers);
+	if (s->java) {
+		json_object_set_new(profile__meta(p), "jvms_profiled", json_integer(jvms));
+		/* CPU of the agents' threads inside the JVMs, since each was loaded */
+		json_object_set_new(profile__meta(p), "jvm_agent_cpu_seconds",
+				    json_real((double)jvm_cpu_us / 1e6));
+	}
 	fill_header(s, p, containers);
 	stacks__clear(s->stacks);
 	release_retired(s);

@@ -27,7 +27,9 @@ struct session_config {
 	uint32_t stack_size;		/* dwarf/smart: user stack bytes copied per sample */
 	const pid_t *pids;		/* --pids (copied), NULL for every process */
 	size_t nr_pids;
-	const char *const *disabled_runtimes;	/* runtime names not to attach, NULL-terminated */
+	const char *const *disabled_runtimes;	/* runtime names not to attach, NULL-terminated
+						 * ("java": no JVM agent is loaded anywhere) */
+	bool java_thread_names;		/* --java-collect-thread-names */
 	const json_t *run_arguments;	/* copied into every header; may be NULL */
 };
 

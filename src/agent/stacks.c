@@ -9,7 +9,7 @@
 #include "util/strbuf.h"
 
 /* Key layout, in 64-bit words. */
-enum { K_PROC, K_MM, K_RT_OPS, K_RT, K_COUNTS, K_COMM0, K_COMM1, K_HEADER };
+enum { K_PROC, K_MM, K_RT_OPS, K_RT, K_COUNTS, K_COMM0, K_COMM1, K_TID, K_HEADER };
 #define KEY_MAX_WORDS (K_HEADER + STACKS_MAX_FRAMES * 5)
 
 struct stacks {
@@ -76,6 +76,7 @@ void stacks__add(struct stacks *st, const struct stack_sample *s)
 	if (s->comm)
 		memcpy(comm, s->comm, strnlen(s->comm, sizeof(comm)));
 	memcpy(&k[K_COMM0], comm, sizeof(comm));
+	k[K_TID] = (uint64_t)(uint32_t)s->tid;
 	for (uint32_t i = 0; i < nk; i++)
 		k[n++] = s->kernel_ips[i];
 	for (uint32_t i = 0; i < nu; i++) {
@@ -89,6 +90,39 @@ void stacks__add(struct stacks *st, const struct stack_sample *s)
 	slot = hashmap__insert(st->table, k, n * sizeof(*k), &created);
 	*slot = (void *)((uintptr_t)*slot + 1);
 	st->samples++;
+}
+
+uint64_t stacks__take_threads(struct stacks *st, pid_t pid,
+			      bool (*match)(const void *ctx, pid_t tid), const void *ctx)
+{
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	const void *key;
+	size_t len, nr = 0, alloc = 0;
+	void *v;
+	uint64_t taken = 0;
+	struct { void *key; size_t len; } *gone = NULL;
+
+	while (hashmap__next(st->table, &it, &key, &len, &v)) {
+		const uint64_t *k = key;
+		const struct proc *proc = (const struct proc *)(uintptr_t)k[K_PROC];
+		pid_t tid = (pid_t)(uint32_t)k[K_TID];
+		if (!tid || proc->ref.pid != pid || !match(ctx, tid))
+			continue;
+		if (nr == alloc) {
+			alloc = alloc ? alloc * 2 : 16;
+			gone = xrealloc(gone, alloc * sizeof(*gone));
+		}
+		gone[nr].key = xmalloc(len);	/* the map owns its key: copy before removing */
+		memcpy(gone[nr].key, key, len);
+		gone[nr++].len = len;
+		taken += (uintptr_t)v;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		hashmap__remove(st->table, gone[i].key, gone[i].len);
+		free(gone[i].key);
+	}
+	free(gone);
+	return taken;
 }
 
 /* Per-symbolize state: frame-name caches so that a frame shared by many stacks is

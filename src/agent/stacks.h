@@ -33,6 +33,8 @@ struct stack_sample {
 	const struct rt_frame *rt_frames;	/* root first */
 	uint32_t nr_rt;
 	bool truncated;				/* the native unwind stopped early */
+	pid_t tid;				/* nonzero: counted apart per thread, for
+						 * stacks__take_threads() (JVMs) */
 };
 
 struct stacks;
@@ -56,6 +58,12 @@ uint64_t stacks__samples(const struct stacks *st);
  * (when not NULL) once. */
 void stacks__symbolize(struct stacks *st, struct symbolizer *sym, struct profile *p,
 		       json_t *containers);
+
+/* Removes the stacks of host process pid that were counted with a tid for which
+ * match(ctx, tid) is true, and returns how many samples they held (the session replaces
+ * them with the JVM's own stacks: runtimes/java.h). */
+uint64_t stacks__take_threads(struct stacks *st, pid_t pid,
+			      bool (*match)(const void *ctx, pid_t tid), const void *ctx);
 
 /* Forgets every stack (after symbolizing). */
 void stacks__clear(struct stacks *st);

@@ -174,10 +174,10 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 	static const char *const generic_modes[] = { "auto", "enabled", "rbspy", "phpspy",
 						     "dotnet-trace", "disabled", "none", NULL };
 	unsigned long v;
-	int c;
+	int c, idx = -1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:d:o:cuvqh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:d:o:cuvqh", long_options, &idx)) != -1) {
 		switch (c) {
 		case 'f':
 			if (parse_uint(optarg, 1, 100000, &v) < 0)
@@ -243,6 +243,7 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
 		}
+		idx = -1;
 	}
 	if (optind < argc) {
 		log_error("unexpected argument '%s'", argv[optind]);
@@ -254,7 +255,10 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 	}
 	return 0;
 bad:
-	log_error("invalid value '%s' for option '%s'", optarg, argv[optind - 1]);
+	if (idx >= 0)
+		log_error("invalid value '%s' for option '--%s'", optarg, long_options[idx].name);
+	else
+		log_error("invalid value '%s' for option '-%c'", optarg, c);
 	return -EINVAL;
 }
 
@@ -364,6 +368,7 @@ int cmd_record(int argc, char **argv)
 	cfg.pids = o.pids;
 	cfg.nr_pids = o.nr_pids;
 	cfg.disabled_runtimes = disabled;
+	cfg.java_thread_names = o.java_thread_names;
 	cfg.run_arguments = args;
 	for (size_t i = 0; i < o.nr_pids; i++) {
 		char path[32];

@@ -37,12 +37,19 @@ static bool is_word(char c)
  * Returns false when there is none (then the sample counts 1 and has no event). */
 static bool header_event(const char *l, size_t n, uint64_t *period, const char **ev, size_t *evlen)
 {
-	size_t end = n;
+	size_t end = n, lastws = 0;
+	bool ws = false;
 
 	while (end > 0 && isspace((unsigned char)l[end - 1]))
 		end--;
 	if (end < 2 || l[end - 1] != ':')
 		return false;
+	/* the event has no whitespace: it starts after the last blank before its ':' */
+	for (size_t k = end - 1; k-- > 0;)
+		if (isspace((unsigned char)l[k])) {
+			lastws = k, ws = true;
+			break;
+		}
 	for (size_t c = 0; c + 1 < end; c++) {
 		size_t i = c + 1, s1, d_at, d, s2, at;
 		if (l[c] != ':')
@@ -63,7 +70,7 @@ static bool header_event(const char *l, size_t n, uint64_t *period, const char *
 			at = d_at, d = 0;
 		else
 			continue;
-		if (end - at < 2 || memchr(l + at, ' ', end - 1 - at) || memchr(l + at, '\t', end - 1 - at))
+		if (end - at < 2 || (ws && at <= lastws))
 			continue;
 		*period = 0;
 		for (size_t k = 0; k < d && k < 19; k++)
@@ -85,24 +92,31 @@ static int parse_header(struct collapse *c, const char *l, size_t n)
 
 	if (!n || isspace((unsigned char)l[0]))
 		return 0;
-	for (size_t e = 2; e < n; e++) {
+	for (size_t e = 2, run; e < n; e++) {
 		size_t i = e, pid_at, pid_len, tid_at = 0, tid_len = 0;
 		if (!isspace((unsigned char)l[i]))
 			continue;
 		while (i < n && isspace((unsigned char)l[i]))
 			i++;
+		/* a later e in this run of blanks fails the same way: on failure the loop goes on
+		 * after the run, which keeps a line of a million blanks linear */
+		run = i - 1;
 		for (pid_at = i; i < n && isdigit((unsigned char)l[i]); i++)
 			;
 		pid_len = i - pid_at;
-		if (!pid_len)
+		if (!pid_len) {
+			e = run;
 			continue;
+		}
 		while (i < n && l[i] == '/')
 			i++;
 		for (tid_at = i; i < n && isdigit((unsigned char)l[i]); i++)
 			;
 		tid_len = i - tid_at;
-		if (i >= n || !isspace((unsigned char)l[i]))
+		if (i >= n || !isspace((unsigned char)l[i])) {
+			e = run;
 			continue;
+		}
 		if (header_event(l, n, &period, &ev, &evlen)) {
 			/* only the first event type seen is collapsed */
 			if (!c->event.len)

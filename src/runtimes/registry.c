@@ -2,7 +2,8 @@
 
 #include <stddef.h>
 
-/* Each runtime reader adds its ops here (e.g. &python_runtime). */
+/* Each runtime reader adds its ops here. */
 const struct runtime_ops *const runtime_registry[] = {
+	&python_runtime,
 	NULL,
 };

@@ -24,6 +24,8 @@ struct tree {
 	size_t nr_names, alloc_names;
 	struct hashmap *name_ids;	/* name -> index */
 	json_t *rows;			/* array of arrays, filled by emit() */
+	json_t *out_names;		/* names of the emitted nodes only, in order of emission */
+	uint32_t *out_id;		/* name index -> index in out_names, UINT32_MAX: not yet */
 	uint64_t min_total, max_self;
 };
 
@@ -125,6 +127,33 @@ static int child_cmp(const void *a, const void *b, void *arg)
 	return strcmp(t->names[x->name], t->names[y->name]);
 }
 
+/* A name as a JSON string; bytes that are not UTF-8 become '?'. */
+static json_t *name_json(const char *name)
+{
+	json_t *js = json_string(name);
+
+	if (!js) {
+		char *copy = xstrdup(name);
+		for (char *ch = copy; *ch; ch++)
+			if ((unsigned char)*ch >= 0x80)
+				*ch = '?';
+		js = json_string(copy);
+		free(copy);
+	}
+	return js;
+}
+
+/* The index of name in the output names: only names of nodes that are emitted are sent,
+ * so a tree truncated to maxNodes does not carry every name of the profile. */
+static uint32_t out_name(struct tree *t, uint32_t name)
+{
+	if (t->out_id[name] == UINT32_MAX) {
+		t->out_id[name] = (uint32_t)json_array_size(t->out_names);
+		json_array_append_new(t->out_names, name_json(t->names[name]));
+	}
+	return t->out_id[name];
+}
+
 static json_t *row(struct tree *t, size_t depth)
 {
 	while (json_array_size(t->rows) <= depth)
@@ -161,7 +190,7 @@ static void put_node(struct tree *t, struct cursor *c, bool dbl, size_t depth, u
 		if (self[s] > t->max_self)
 			t->max_self = self[s];
 	}
-	json_array_append_new(r, json_integer(name));
+	json_array_append_new(r, json_integer(out_name(t, name)));
 }
 
 static void emit(struct tree *t, struct cursor *c, bool dbl, uint32_t node, size_t depth,
@@ -235,20 +264,11 @@ json_t *flamebearer__build(const struct profile *left, const struct profile *rig
 		t.min_total = kth_largest(totals, t.n - 1, max_nodes);
 		free(totals);
 	}
+	t.out_names = json_array();
+	t.out_id = xmalloc(t.nr_names * sizeof(*t.out_id));
+	memset(t.out_id, 0xff, t.nr_names * sizeof(*t.out_id));
 	emit(&t, &c, dbl, 0, 0, x, other);
-	names = json_array();
-	for (size_t i = 0; i < t.nr_names; i++) {
-		json_t *js = json_string(t.names[i]);
-		if (!js) {	/* not UTF-8: replace the high bytes */
-			char *copy = xstrdup(t.names[i]);
-			for (char *ch = copy; *ch; ch++)
-				if ((unsigned char)*ch >= 0x80)
-					*ch = '?';
-			js = json_string(copy);
-			free(copy);
-		}
-		json_array_append_new(names, js);
-	}
+	names = t.out_names;
 	fb = json_pack("{s:o,s:o,s:I,s:I}", "names", names, "levels", t.rows, "numTicks",
 		       (json_int_t)(t.v[0].total[0] + t.v[0].total[1]), "maxSelf",
 		       (json_int_t)t.max_self);
@@ -260,6 +280,7 @@ json_t *flamebearer__build(const struct profile *left, const struct profile *rig
 	free(c.end[1]);
 	free(t.v);
 	free(t.names);
+	free(t.out_id);
 	idmap__free(t.children);
 	hashmap__free(t.name_ids);
 	return fb;

@@ -72,5 +72,7 @@ void query__labels(struct request *r, struct response *resp);
 void query__label_values(struct request *r, struct response *resp);
 void query__apps(struct request *r, struct response *resp);
 void query__series(struct request *r, struct response *resp);
+/* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
+void ui__asset(struct request *r, struct response *resp);
 
 #endif

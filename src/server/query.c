@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format/col.h"
+#include "format/html.h"
 #include "format/pprof.h"
 #include "server/flamebearer.h"
 #include "server/selector.h"
@@ -106,6 +107,33 @@ static json_t *timeline_json(const struct store_series *ts)
 			 "durationDelta", (json_int_t)ts->step);
 }
 
+/* The standalone flamegraph page of p, or of left against right when right is set. */
+static void send_html(struct response *resp, const struct profile *left,
+		      const struct profile *right, const char *title)
+{
+	struct html_options ho = { .title = title };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int ret = -ENOMEM;
+
+	if (f) {
+		ret = right ? html__write_diff(f, left, right, &ho) : html__write(f, left, &ho);
+		if (fclose(f) && !ret)
+			ret = -EIO;
+	}
+	if (ret) {
+		free(text);
+		resp__error(resp, 500, "failed to write the flamegraph page");
+		return;
+	}
+	strbuf_add(&resp->body, text, len);
+	free(text);
+	resp->status = 200;
+	resp->content_type = "text/html; charset=utf-8";
+	resp->disposition = "attachment; filename=\"flamegraph.html\"";
+}
+
 static void send_export(struct request *r, struct response *resp, const char *format,
 			const struct store_query *q, int64_t from, int64_t until,
 			struct profile *p, uint32_t rate)
@@ -159,8 +187,9 @@ void query__render(struct request *r, struct response *resp)
 
 	store_query_init(&q);
 	if (format && *format && strcmp(format, "json") && strcmp(format, "collapsed") &&
-	    strcmp(format, "col") && strcmp(format, "pprof")) {
-		resp__error(resp, 400, "unknown format '%.32s': use json, collapsed or pprof", format);
+	    strcmp(format, "col") && strcmp(format, "pprof") && strcmp(format, "html")) {
+		resp__error(resp, 400, "unknown format '%.32s': use json, collapsed, pprof or html",
+			    format);
 		goto out;
 	}
 	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true) ||
@@ -180,6 +209,10 @@ void query__render(struct request *r, struct response *resp)
 		       !strcmp(format, "pprof"))) {
 		send_export(r, resp, !strcmp(format, "pprof") ? "pprof" : "col", &q, from, until, p,
 			    (uint32_t)json_integer_value(json_object_get(meta, "sampleRate")));
+		goto out;
+	}
+	if (format && !strcmp(format, "html")) {
+		send_html(resp, p, NULL, req__arg(r, "query") ? req__arg(r, "query") : req__arg(r, "name"));
 		goto out;
 	}
 	json_object_set_new(meta, "format", json_string("single"));
@@ -202,6 +235,7 @@ out:
 
 void query__render_diff(struct request *r, struct response *resp)
 {
+	const char *format = req__arg(r, "format");
 	struct store_query lq, rq;
 	struct profile *lp = profile__new(), *rp = profile__new();
 	int64_t lf, lu, rf, ru;
@@ -213,6 +247,10 @@ void query__render_diff(struct request *r, struct response *resp)
 
 	store_query_init(&lq);
 	store_query_init(&rq);
+	if (format && *format && strcmp(format, "json") && strcmp(format, "html")) {
+		resp__error(resp, 400, "unknown format '%.32s': use json or html", format);
+		goto out;
+	}
 	if (parse_query(r, resp, "leftQuery", "leftFrom", "leftUntil", &lq, &lf, &lu, true) ||
 	    parse_query(r, resp, "rightQuery", "rightFrom", "rightUntil", &rq, &rf, &ru, true) ||
 	    parse_max_nodes(r, resp, &max_nodes))
@@ -225,6 +263,10 @@ void query__render_diff(struct request *r, struct response *resp)
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret) {
 		resp__error(resp, 500, "%s", err);
+		goto out;
+	}
+	if (format && !strcmp(format, "html")) {
+		send_html(resp, lp, rp, "kiln diff: A = left, B = right");
 		goto out;
 	}
 	json_t *fb = flamebearer__build(lp, rp, max_nodes, &lt, &rt);

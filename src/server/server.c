@@ -36,6 +36,8 @@ static const struct route {
 	{ "GET", "/label-values", query__label_values, AUTH_NONE },
 	{ "GET", "/api/apps", query__apps, AUTH_NONE },
 	{ "GET", "/api/series", query__series, AUTH_NONE },
+	{ "GET", "/", ui__asset, AUTH_NONE },
+	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
 };
 
 static void health(struct request *r, struct response *resp)
@@ -109,7 +111,10 @@ static const struct route *find_route(const char *method, const char *url, bool 
 	}
 	for (size_t t = 0; t < 2; t++) {
 		for (size_t i = 0; i < sizes[t]; i++) {
-			if (strcmp(tables[t][i].path, url))
+			const char *path = tables[t][i].path;
+			size_t len = strlen(path);
+			if (strcmp(path, url) &&
+			    !(len > 1 && path[len - 1] == '/' && !strncmp(path, url, len)))
 				continue;
 			*path_known = true;
 			if (!strcmp(tables[t][i].method, method) ||

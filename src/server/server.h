@@ -4,11 +4,12 @@
  *   GET  /api/v1/health_check, /api/v2/health_check     gProfiler agent's start check
  *   POST /api/v2/profiles                               gProfiler upload (gzip JSON + .col)
  *   POST /ingest, /pyroscope/ingest                     Pyroscope push (folded, lines, pprof)
- *   GET  /pyroscope/render, /render                     flamebearer JSON, or format=collapsed|pprof
- *   GET  /pyroscope/render-diff, /render-diff           "double" flamebearer
+ *   GET  /pyroscope/render, /render                     flamebearer JSON, or format=collapsed|pprof|html
+ *   GET  /pyroscope/render-diff, /render-diff           "double" flamebearer, or format=html
  *   GET  /pyroscope/labels, /labels, /pyroscope/label-values, /label-values
  *   GET  /api/apps                                      services with their metadata
  *   GET  /api/series                                    sample totals over time
+ *   GET  /, /ui/NAME                                    the web UI (embedded files)
  * Uploads need a token when tokens are configured; every error is JSON {"error": "..."}. */
 #ifndef KILN_SERVER_SERVER_H
 #define KILN_SERVER_SERVER_H

@@ -31,12 +31,22 @@ void elf_symbols_release(struct elf_symbols *es)
 	elf_symbols_init(es);
 }
 
-static bool is_function(const GElf_Sym *sym)
+/* Functions, and the named labels of hand-written assembly (_start, entry points) that
+ * sit in code sections without a type, as perf counts them. */
+static bool is_function(Elf *e, const GElf_Sym *sym, const char *name)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
+	GElf_Shdr sh;
+	Elf_Scn *scn;
 
-	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF &&
-	       sym->st_shndx < SHN_LORESERVE && sym->st_value != 0;
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE || sym->st_value == 0)
+		return false;
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return true;
+	if (type != STT_NOTYPE || name[0] == '$' || (name[0] == '.' && name[1] == 'L'))
+		return false;
+	scn = elf_getscn(e, sym->st_shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
 /* Preference among symbols at one address, as perf chooses: global, then weak, then
@@ -80,11 +90,10 @@ static size_t add_symbols(struct symtab *t, Elf *e, GElf_Word type)
 				GElf_Sym sym;
 				const char *name, *at;
 
-				if (!gelf_getsym(d, (int)i, &sym) || !is_function(&sym) ||
-				    bind_rank(&sym) != rank)
+				if (!gelf_getsym(d, (int)i, &sym) || bind_rank(&sym) != rank)
 					continue;
 				name = elf_strptr(e, sh.sh_link, sym.st_name);
-				if (!name || !*name)
+				if (!name || !*name || !is_function(e, &sym, name))
 					continue;
 				/* "memcpy@@GLIBC_2.14" in a .symtab is the "memcpy" of .dynsym */
 				at = strchr(name + 1, '@');

@@ -69,10 +69,29 @@ static bool parse_line(struct symtab *t, const char *s, const char *end)
 	return true;
 }
 
+/* Reads [from, size) of fd into sb. */
+static int read_from(int fd, uint64_t from, uint64_t size, struct strbuf *sb)
+{
+	strbuf_grow(sb, (size_t)(size - from));
+	while (from + sb->len < size) {
+		ssize_t n = pread(fd, sb->buf + sb->len, (size_t)(size - from - sb->len),
+				  (off_t)(from + sb->len));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;	/* truncated under us: parse what there is */
+		sb->len += (size_t)n;	/* strbuf_setlen() only shortens */
+		sb->buf[sb->len] = '\0';
+	}
+	return 0;
+}
+
 int perfmap__refresh(struct perfmap *pm, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
-	struct symtab t;
 	struct stat st;
 	const char *p, *end, *nl;
 	size_t bad = 0;
@@ -85,7 +104,7 @@ int perfmap__refresh(struct perfmap *pm, const char *path)
 		close(fd);
 		return -EINVAL;
 	}
-	if ((uint64_t)st.st_ino == pm->ino && (uint64_t)st.st_size <= pm->size) {
+	if ((uint64_t)st.st_ino == pm->ino && (uint64_t)st.st_size == pm->size) {
 		close(fd);
 		return 0;
 	}
@@ -93,29 +112,35 @@ int perfmap__refresh(struct perfmap *pm, const char *path)
 		close(fd);
 		return -EFBIG;
 	}
-	err = strbuf_read_fd(&sb, fd);
+	/* JITs append: parse only the new lines, unless this is another or a shorter file. */
+	if ((uint64_t)st.st_ino != pm->ino || (uint64_t)st.st_size < pm->size) {
+		symtab_release(&pm->tab);
+		pm->parsed = 0;
+		pm->bad_lines = 0;
+	}
+	err = read_from(fd, pm->parsed, (uint64_t)st.st_size, &sb);
 	close(fd);
 	if (err < 0) {
 		strbuf_release(&sb);
 		return err;
 	}
-	symtab_init(&t);
+	symtab__reopen(&pm->tab);
 	p = sb.buf;
 	end = sb.buf + sb.len;
 	/* A last line without its newline is still being written: leave it for next time. */
 	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
-		if (nl > p && !parse_line(&t, p, nl))
+		if (nl > p && !parse_line(&pm->tab, p, nl))
 			bad++;
 		p = nl + 1;
 	}
-	symtab__finish(&t, SYMTAB_LAST_WINS, UNSIZED_MAX);
-	symtab_release(&pm->tab);
-	pm->tab = t;
-	pm->size = sb.len;
+	symtab__finish(&pm->tab, SYMTAB_LAST_WINS, UNSIZED_MAX);
+	pm->parsed += (uint64_t)(p - sb.buf);
+	pm->size = (uint64_t)st.st_size;
 	pm->ino = (uint64_t)st.st_ino;
-	pm->bad_lines = bad;
-	if (bad && !pm->warned) {
-		log_warn("skipped %zu malformed line%s in '%s'", bad, bad == 1 ? "" : "s", path);
+	pm->bad_lines += bad;
+	if (pm->bad_lines && !pm->warned) {
+		log_warn("skipped %zu malformed line%s in '%s'", pm->bad_lines,
+			 pm->bad_lines == 1 ? "" : "s", path);
 		pm->warned = true;
 	}
 	strbuf_release(&sb);

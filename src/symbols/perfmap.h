@@ -13,9 +13,10 @@
 
 struct perfmap {
 	struct symtab tab;
-	uint64_t size;		/* bytes read at the last parse */
+	uint64_t size;		/* the file's size at the last read */
+	uint64_t parsed;	/* bytes parsed: up to the end of the last complete line */
 	uint64_t ino;
-	size_t bad_lines;	/* in the last parse */
+	size_t bad_lines;	/* since the file was first read */
 	bool warned;
 };
 
@@ -23,8 +24,9 @@ void perfmap_init(struct perfmap *pm);
 /* Frees the contents and leaves pm as after perfmap_init(). */
 void perfmap_release(struct perfmap *pm);
 
-/* Reads the map at path again when it has changed since the last read (it grew, or is
- * another file); code blobs appended later win over earlier ones at the same address.
+/* Brings the table up to date with the map at path: when the file grew, only the lines
+ * added since the last read are parsed; another or a shorter file is read anew. Code
+ * blobs appended later win over earlier ones at the same address.
  * Returns 1 when it was read, 0 when unchanged, or a negative errno (-ENOENT: no map;
  * the table then keeps what it had). */
 int perfmap__refresh(struct perfmap *pm, const char *path);

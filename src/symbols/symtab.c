@@ -65,6 +65,8 @@ void symtab__rollback(struct symtab *t, size_t nr)
 		if (t->syms[t->nr].name != SYM_BARRIER)
 			t->names_len = t->syms[t->nr].name;
 	}
+	if (t->sorted > t->nr)
+		t->sorted = t->nr;
 }
 
 /* Ordering for the sort: address, then the better entry first. Names are appended in
@@ -99,20 +101,59 @@ static int cmp_last(const void *a, const void *b)
 	return 0;
 }
 
+/* Sorts the entries: only those added since the last finish() when the rest are in
+ * order already, then one merge. The order is total (names are unique offsets), so the
+ * result is what one sort of everything gives. */
+static void sort(struct symtab *t, int (*cmp)(const void *, const void *))
+{
+	size_t old = t->sorted <= t->nr ? t->sorted : 0, i = 0, j = old, k = 0;
+	struct sym *merged;
+
+	if (!old || old == t->nr) {
+		if (!old)
+			qsort(t->syms, t->nr, sizeof(*t->syms), cmp);
+		return;
+	}
+	qsort(t->syms + old, t->nr - old, sizeof(*t->syms), cmp);
+	merged = xmalloc(t->nr * sizeof(*merged));
+	while (i < old && j < t->nr)
+		merged[k++] = cmp(&t->syms[j], &t->syms[i]) < 0 ? t->syms[j++] : t->syms[i++];
+	while (i < old)
+		merged[k++] = t->syms[i++];
+	while (j < t->nr)
+		merged[k++] = t->syms[j++];
+	free(t->syms);
+	t->syms = merged;
+	t->alloc = t->nr;
+}
+
 void symtab__finish(struct symtab *t, enum symtab_dup dup, uint64_t max_unsized)
 {
 	size_t i, n = 0;
+	uint64_t cover;
 
 	if (t->finished)
 		return;
 	t->finished = true;
 	if (!t->nr)
 		return;
-	qsort(t->syms, t->nr, sizeof(*t->syms), dup == SYMTAB_FIRST_WINS ? cmp_first : cmp_last);
+	sort(t, dup == SYMTAB_FIRST_WINS ? cmp_first : cmp_last);
 	for (i = 0; i < t->nr; i++) {
 		if (n && t->syms[n - 1].addr == t->syms[i].addr)
 			continue;	/* the first of a run is the one to keep */
 		t->syms[n++] = t->syms[i];
+	}
+	t->nr = n;
+	/* An unsized entry inside a sized one (a label inside a function) would cut it
+	 * short: the sized one names those addresses. */
+	for (i = 0, n = 0, cover = 0; i < t->nr; i++) {
+		struct sym *s = &t->syms[i];
+
+		if (!s->size && s->name != SYM_BARRIER && s->addr < cover)
+			continue;
+		if (s->size && s->addr + s->size > cover)
+			cover = s->addr + s->size;
+		t->syms[n++] = *s;
 	}
 	t->nr = n;
 	for (i = 0; i < n; i++) {
@@ -134,6 +175,12 @@ void symtab__finish(struct symtab *t, enum symtab_dup dup, uint64_t max_unsized)
 		t->names_alloc = t->names_len ? t->names_len : 1;
 		t->names = xrealloc(t->names, t->names_alloc);
 	}
+	t->sorted = t->nr;
+}
+
+void symtab__reopen(struct symtab *t)
+{
+	t->finished = false;
 }
 
 const char *symtab__find(const struct symtab *t, uint64_t addr, uint64_t *start)

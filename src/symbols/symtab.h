@@ -27,6 +27,7 @@ struct sym {
 struct symtab {
 	struct sym *syms;
 	size_t nr, alloc;
+	size_t sorted;		/* entries already in order from the last finish() */
 	char *names;		/* NUL-terminated names back to back */
 	size_t names_len, names_alloc;
 	bool finished;
@@ -55,6 +56,11 @@ void symtab__rollback(struct symtab *t, size_t nr);
  * one, at most max_unsized bytes (0: no limit; the last unsized entry then gets 4 KiB).
  * Afterwards the table is read-only. */
 void symtab__finish(struct symtab *t, enum symtab_dup dup, uint64_t max_unsized);
+
+/* Makes a finished table accept symtab__add() again (a perf map that grew); the next
+ * finish() sorts the new entries and merges them with the old in linear time. Sizes
+ * given to unsized entries stay. */
+void symtab__reopen(struct symtab *t);
 
 /* The name of the entry covering addr, or NULL. When start is not NULL it gets the
  * entry's start address. The name lives as long as the table. */

@@ -595,5 +595,8 @@
 	}
 
 	global.KilnFlame = { fromStacks: fromStacks, fromFlamebearer: fromFlamebearer, render: render,
-		mount: mount, runtimeOf: runtimeOf, matcher: matcher, search: searchTree };
+		mount: mount, runtimeOf: runtimeOf, matcher: matcher, search: searchTree,
+		/* a frame's fill colour and its runtime's display name, for legends and tables */
+		colorOf: function (name) { return frameColor(name, runtimeOf(name)); },
+		runtimeName: function (name) { return RUNTIMES[runtimeOf(name)][3]; } };
 })(typeof window !== 'undefined' ? window : this);

@@ -223,7 +223,12 @@ static void finish_rows(struct unwind_table *t, struct row_vec *rv)
 
 	if (rv->n == 0)
 		return;
-	qsort(rv->v, rv->n, sizeof(*rv->v), row_cmp);
+	/* FDEs are compiled in address order, so rows usually come sorted already */
+	for (size_t i = 1; i < rv->n; i++)
+		if (row_cmp(&rv->v[i - 1], &rv->v[i]) > 0) {
+			qsort(rv->v, rv->n, sizeof(*rv->v), row_cmp);
+			break;
+		}
 	for (size_t i = 0; i < rv->n; i++) {
 		if (i + 1 < rv->n && rv->v[i + 1].pc == rv->v[i].pc)
 			continue;
@@ -377,6 +382,28 @@ static Dwarf_CFI *debug_frame(Elf *elf, struct fde_list *l, Dwarf **dw)
 	return cfi;
 }
 
+/* .plt.got and .plt.sec hold one-instruction stubs (jmp *GOT) that binutils gives no
+ * FDE: a sample there has its return address at rsp, as at any function's entry. */
+static void plt_rows(struct unwind_table *t, Elf *elf, const struct fde_list *eh,
+		     struct row_vec *rv)
+{
+	const char *names[] = { ".plt.got", ".plt.sec" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		Elf_Scn *scn = find_section(elf, names[i]);
+		GElf_Shdr sh;
+		struct unwind_rule r = { .off = 8, .cfa = CFA_RSP, .rbp = RBP_SAME };
+
+		if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_addr < t->base ||
+		    sh.sh_addr + sh.sh_size - t->base > UINT32_MAX ||
+		    overlaps(eh, sh.sh_addr, sh.sh_addr + sh.sh_size))
+			continue;
+		push_row(rv, sh.sh_addr - t->base, &r);
+		r = (struct unwind_rule){ .cfa = CFA_NONE };
+		push_row(rv, sh.sh_addr + sh.sh_size - t->base, &r);
+	}
+}
+
 int unwind_table_build(struct unwind_table *t, const struct unwind_sources *src)
 {
 	struct fde_list eh = { 0 }, df = { 0 }, dbg = { 0 };
@@ -417,6 +444,8 @@ int unwind_table_build(struct unwind_table *t, const struct unwind_sources *src)
 			compile_list(t, df_cfi, &df, &eh, &rv);
 		if (dbg_cfi)
 			compile_list(t, dbg_cfi, &dbg, eh.n ? &eh : &df, &rv);
+		if (t->has_cfi)
+			plt_rows(t, src->elf, &eh, &rv);
 		finish_rows(t, &rv);
 		free(rv.v);
 	}

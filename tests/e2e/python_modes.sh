@@ -4,6 +4,7 @@
 # process started in the middle of a session is picked up.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
+"$KILN" record --help 2>&1 | grep -q -- --python-mode || skip "kiln record has no --python-mode"
 py=/usr/bin/python3
 [ -x $py ] || skip "no /usr/bin/python3"
 

@@ -4,6 +4,7 @@
 # program shows each thread's own Python stack.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
+"$KILN" record --help 2>&1 | grep -q -- --python-mode || skip "kiln record has no --python-mode"
 [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
 /usr/bin/python3 "$W/python_zlib.py" 8 >/dev/null & pid=$!
 reap $pid

@@ -5,6 +5,7 @@
 # within 3 points of 70% (and of 3 sigma), and files and lines are right.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
+"$KILN" record --help 2>&1 | grep -q -- --python-mode || skip "kiln record has no --python-mode"
 pythons=()
 [ -x /usr/bin/python3 ] && pythons+=(/usr/bin/python3)
 for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python; do

@@ -7,10 +7,14 @@
 if [ ! -x "$WB/deep" ] || [ "$W/deep.c" -nt "$WB/deep" ]; then
 	cc -O2 -g -fomit-frame-pointer -o "$WB/deep" "$W/deep.c" || fail "failed to build deep"
 fi
-"$WB/deep" 40 & reap $!
-sleep 0.3
 for mode in dwarf smart; do
-	record -d 4 -f 499 --perf-mode $mode --perf-dwarf-stack-size 16384 --no-flamegraph
+	# Started before and killed after the session, so that no sample is of its start or
+	# exit (code outside main).
+	"$WB/deep" 600 & pid=$!
+	reap $pid
+	sleep 0.3
+	record -d 5 -f 299 --perf-mode $mode --perf-dwarf-stack-size 16384 --no-flamegraph
+	kill $pid
 	grep -q "perf mode $mode" "$T/record.log" || skip "no CFI unwinder in this build"
 	colcheck frac "$COL" deep '^main$' 0.99 || fail "$mode: samples do not reach main"
 	colcheck frac "$COL" deep '^recurse$' 0.99 || fail "$mode: recursion lost"

@@ -4,8 +4,11 @@
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 build_c perfmap
-"$WB/perfmap" 30 & reap $!
+"$WB/perfmap" 30 & pid=$!
+reap $pid
 sleep 0.3
 record -d 3 -f 199 --perf-mode fp --no-flamegraph
+kill $pid
+rm -f "/tmp/perf-$pid.map"	# killed, it cannot remove its map
 colcheck frac "$COL" perfmap '^jit_spin_loop$' 0.8 || fail "JIT frames are not named"
 pass

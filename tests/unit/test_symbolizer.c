@@ -50,6 +50,11 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	char path[64];
+
+	/* the perf map test's file, also when one of its assertions failed */
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
 	tmpdir_remove();
 	return 0;
 }
@@ -271,7 +276,26 @@ static void test_perfmap_garbage_and_appends(void **state)
 	assert_string_equal(perfmap__find(&pm, 0x7f000000101f), "first");
 	assert_null(perfmap__find(&pm, 0x7f0000001020));
 	assert_string_equal(perfmap__find(&pm, 0x7f0000004008), "with 0x prefix and spaces");
+	/* appended lines are parsed alone and join the table; garbage keeps being counted */
+	f = fopen(path, "a");
+	fputs("7f0000006000 10 sixth\nnot hex at all\n", f);
+	fclose(f);
+	assert_int_equal(perfmap__refresh(&pm, path), 1);
+	assert_int_equal(pm.bad_lines, 6);
+	assert_string_equal(perfmap__find(&pm, 0x7f0000006000), "sixth");
+	assert_string_equal(perfmap__find(&pm, 0x7f0000001000), "first");
+	/* a new, shorter file (the JIT restarted under the same pid) replaces the table */
+	f = fopen(path, "w");
+	fputs("7f0000007000 10 restarted\n", f);
+	fclose(f);
+	assert_int_equal(perfmap__refresh(&pm, path), 1);
+	assert_int_equal(pm.bad_lines, 0);
+	assert_null(perfmap__find(&pm, 0x7f0000001000));
+	assert_string_equal(perfmap__find(&pm, 0x7f0000007008), "restarted");
 	perfmap_release(&pm);
+	f = fopen(path, "w");
+	fputs("7f0000001000 20 first\n", f);
+	fclose(f);
 
 	assert_int_equal(symbolizer__perfmap(s, &p, 0x7f0000001004, &out), 0);
 	assert_string_equal(out.buf, "first");

@@ -18,6 +18,7 @@ static const char prog_c[] =
 	"__attribute__((noinline)) int alpha(int x) { return x * 3 + 1; }\n"
 	"__attribute__((noinline)) static int beta(int x) { return alpha(x) ^ 7; }\n"
 	"__attribute__((noinline)) int gamma_fn(int x) { volatile int v = x; return beta(v) + 2; }\n"
+	"__asm__(\".text\\n.globl asm_entry\\nasm_entry:\\n\\tnop\\n\\tret\\n\");\n"
 	"int main(int argc, char **argv) { (void)argv; printf(\"%d\\n\", gamma_fn(argc)); return 0; }\n";
 
 static const char lib_c[] =
@@ -51,11 +52,13 @@ static void test_symtab_basics(void **state)
 	symtab__add(&t, 0x3000, 0, "c", 1);		/* unsized: ends at the barrier */
 	symtab__add_barrier(&t, 0x3040);
 	symtab__add(&t, 0x1010, 0x8, "inner", 5);	/* inside a */
+	symtab__add(&t, 0x1030, 0, "label", 5);		/* unsized inside a: a keeps it */
 	symtab__finish(&t, SYMTAB_FIRST_WINS, 0);
 	assert_string_equal(symtab__find(&t, 0x1000, &start), "a");
 	assert_int_equal(start, 0x1000);
 	assert_string_equal(symtab__find(&t, 0x1012, NULL), "inner");
 	assert_string_equal(symtab__find(&t, 0x1020, NULL), "a");	/* back to the encloser */
+	assert_string_equal(symtab__find(&t, 0x1034, NULL), "a");
 	assert_null(symtab__find(&t, 0x1100, NULL));	/* gap after a sized symbol */
 	assert_string_equal(symtab__find(&t, 0x200f, NULL), "b");
 	assert_null(symtab__find(&t, 0x2010, NULL));
@@ -73,6 +76,43 @@ static void test_symtab_basics(void **state)
 	symtab_release(&t);
 }
 
+/* Differential: a table of sized entries grown in chunks (reopen, add, finish: a perf map
+ * that grows) answers every lookup as the same entries added at once do. */
+static void test_symtab_reopen_matches_one_pass(void **state)
+{
+	struct symtab once, grown;
+	uint64_t x = 12345, addr;
+	int dup, i, chunk;
+
+	for (dup = 0; dup < 2; dup++) {
+		symtab_init(&once);
+		symtab_init(&grown);
+		for (chunk = 0; chunk < 5; chunk++) {
+			symtab__reopen(&grown);
+			for (i = 0; i < 300; i++) {
+				char name[32];
+				uint64_t a, size;
+
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				a = 0x1000 + (x % 4000) * 4;	/* many shared addresses */
+				size = 4 + (x >> 24) % 40;	/* perf maps size everything */
+				snprintf(name, sizeof(name), "f%d_%d", chunk, i);
+				symtab__add(&once, a, size, name, strlen(name));
+				symtab__add(&grown, a, size, name, strlen(name));
+			}
+			symtab__finish(&grown, dup ? SYMTAB_LAST_WINS : SYMTAB_FIRST_WINS, 64);
+		}
+		symtab__finish(&once, dup ? SYMTAB_LAST_WINS : SYMTAB_FIRST_WINS, 64);
+		for (addr = 0xff0; addr < 0x1000 + 4 * 4000 + 64; addr++) {
+			const char *a = symtab__find(&once, addr, NULL), *b = symtab__find(&grown, addr, NULL);
+
+			assert_string_equal(a ? a : "-", b ? b : "-");
+		}
+		symtab_release(&once);
+		symtab_release(&grown);
+	}
+}
+
 static void test_symtab(void **state)
 {
 	struct elf_symbols es;
@@ -86,6 +126,8 @@ static void test_symtab(void **state)
 	assert_string_equal(at(&es, a + 1), "alpha");
 	assert_string_equal(at(&es, b + 2), "beta");
 	assert_string_equal(at(&es, nm_addr("prog", "main", false)), "main");
+	/* an assembly label without type or size, as in ld.so's _start */
+	assert_string_equal(at(&es, nm_addr("prog", "asm_entry", false) + 1), "asm_entry");
 	assert_int_equal(es.build_id_len, 20);
 	/* PLT stubs are named as objdump names them */
 	a = objdump_addr("prog", "printf@plt");
@@ -250,6 +292,22 @@ static void test_cxx_demangle(void **state)
 	strbuf_reset(&out);
 	demangle__append("_ZN60_$LT$alloc..string..String$u20$as$u20$core..fmt..Display$GT$3fmt17h2b6e3e4e7b8c9d0aE", &out);
 	assert_string_equal(out.buf, "<alloc::string::String as core::fmt::Display>::fmt");
+	/* hostile nesting (as deep as a 4 KiB name allows) is refused or named, never a crash */
+	{
+		char deep[4097];
+
+		memcpy(deep, "_Z1fI", 5);
+		memset(deep + 5, 'P', sizeof(deep) - 5);
+		memcpy(deep + sizeof(deep) - 4, "iEv", 4);
+		strbuf_reset(&out);
+		demangle__append(deep, &out);
+		assert_true(out.len > 0);
+		memset(deep + 2, 'A', sizeof(deep) - 3);
+		deep[sizeof(deep) - 1] = '\0';
+		strbuf_reset(&out);
+		demangle__append(deep, &out);
+		assert_true(out.len > 0);
+	}
 	strbuf_reset(&out);
 	assert_int_equal(demangle__append("_Zgarbage", &out), 0);
 	assert_string_equal(out.buf, "_Zgarbage");
@@ -478,6 +536,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symtab_basics),
+		cmocka_unit_test(test_symtab_reopen_matches_one_pass),
 		cmocka_unit_test(test_symtab),
 		cmocka_unit_test(test_dynsym_only),
 		cmocka_unit_test(test_minidebuginfo),

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# bench/python.sh [PYTHON] — kiln's overhead on a busy Python process at 11 and 99 Hz,
+# beside `perf record -g` on the same work. For each profiler and rate (median of REPS
+# runs): the workload's slowdown (wall time against an unprofiled run), the profiler's
+# CPU time per 1,000 samples, and the share of the workload's samples naming a Python
+# function. Needs root, build/kiln and perf (linux-perf).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KILN=$ROOT/build/kiln
+PY=${1:-/usr/bin/python3}
+REPS=${REPS:-3}
+WORK=$ROOT/bench/python_work.py
+T=$(mktemp -d /tmp/kiln-bench.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 2; }
+command -v perf >/dev/null || { echo "needs perf (linux-perf)"; exit 2; }
+
+# rounds for ~3 s of work
+t=$("$PY" "$WORK" 200 | tail -n 1 | cut -d' ' -f1)
+ROUNDS=$(python3 -c "print(max(200, int(200 * 3.0 / max($t, 0.001))))")
+
+# run PROFILER HZ: prints "wall agent_cpu samples python_samples"
+run() {
+	local prof=$1 hz=$2 out pid ppid wall
+	exec 3< <("$PY" "$WORK" "$ROUNDS")
+	pid=$!
+	read -r _ <&3	# ready
+	case $prof in
+	none) ;;
+	kiln) rm -rf "$T/k"
+	      /usr/bin/time -f "%U %S" -o "$T/time" "$KILN" record -q -c -d 600 -f "$hz" \
+		--no-flamegraph -o "$T/k" --pids "$pid" 2>/dev/null & ppid=$! ;;
+	perf) /usr/bin/time -f "%U %S" -o "$T/time" perf record -q -g -F "$hz" -p "$pid" \
+		-o "$T/perf.data" >/dev/null 2>&1 & ppid=$! ;;
+	esac
+	read -r wall _ <&3
+	exec 3<&-
+	case $prof in
+	none) echo "$wall 0 0 0" ;;
+	kiln) pkill -INT -P "$ppid"; wait "$ppid"
+	      python3 - "$T/k/last_profile.col" "$wall" "$(cat "$T/time")" <<'PYEOF'
+import json, re, sys
+col, wall, (u, s) = sys.argv[1], sys.argv[2], sys.argv[3].split()[-2:]
+with open(col) as f:
+    head = json.loads(f.readline()[2:])
+    tot = py = 0
+    for line in f:
+        frames, _, n = line.rstrip("\n").rpartition(" ")
+        tot += int(n)
+        py += int(n) if re.search(r";(alpha|beta) \(", frames) else 0
+print(wall, float(u) + float(s), tot, py)
+PYEOF
+	      ;;
+	perf) pkill -INT -P "$ppid"; wait "$ppid"
+	      perf script -i "$T/perf.data" -F comm,ip,sym 2>/dev/null | python3 - "$wall" "$(cat "$T/time")" <<'PYEOF'
+import sys
+wall, (u, s) = sys.argv[1], sys.argv[2].split()[-2:]
+tot = py = 0
+stack = []
+def flush():
+    global tot, py
+    if stack:
+        tot += 1
+        py += any(w in ("alpha", "beta") for w in stack)
+for line in sys.stdin:
+    if not line.strip():
+        flush(); stack = []
+    elif line[0] not in " \t":
+        flush(); stack = []
+    else:
+        stack += line.split()[1:2]
+flush()
+print(wall, float(u) + float(s), tot, py)
+PYEOF
+	      ;;
+	esac
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+echo "Python: $("$PY" -V 2>&1) ($PY), $ROUNDS rounds, median of $REPS runs, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+base=$(for i in $(seq "$REPS"); do run none 0; done | cut -d' ' -f1 | median)
+printf "%-14s %9s %9s %12s %16s %12s\n" profiler wall_s slowdown samples "cpu_ms/1k_smp" python_frames
+printf "%-14s %9.3f %9s %12s %16s %12s\n" none "$base" - - - -
+for prof in kiln perf; do
+	for hz in 11 99; do
+		rows=$(for i in $(seq "$REPS"); do run "$prof" "$hz"; done)
+		wall=$(echo "$rows" | cut -d' ' -f1 | median)
+		cpu=$(echo "$rows" | awk '$3 > 0 {print 1e6 * $2 / $3}' | median)
+		smp=$(echo "$rows" | cut -d' ' -f3 | median)
+		pyf=$(echo "$rows" | awk '$3 > 0 {print 100 * $4 / $3}' | median)
+		printf "%-14s %9.3f %8.1f%% %12s %16.1f %11.1f%%\n" "$prof@${hz}Hz" "$wall" \
+			"$(python3 -c "print(100 * ($wall / $base - 1))")" "$smp" "${cpu:-0}" "${pyf:-0}"
+	done
+done

@@ -1,0 +1,463 @@
+/* The Java session: a background thread finds JVMs and attaches libkiln-jvm.so; collect
+ * asks the agents for their stacks through the control file (src/jvm/protocol.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jvm/protocol.h"
+#include "runtimes/java.h"
+#include "runtimes/java_stacks.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+
+#define MAX_JVMS 1024
+#define NOT_READY_TRIES 10	/* polls to wait for a starting JVM's SIGQUIT handler */
+
+enum jvm_state { JVM_ATTACHED, JVM_SKIPPED, JVM_STOPPED };
+
+struct jvm {
+	struct jvm_target t;
+	enum jvm_state state;
+	bool gone;
+	char reason[JVM_REASON_MAX];
+	uint64_t seq;		/* last request written to the control file */
+	const char *cmd;	/* its command */
+	time_t beat;		/* when the control file was last written */
+	char dir[64];		/* the JVM's /tmp as kiln reaches it */
+};
+
+struct pending {
+	pid_t pid;
+	int tries;
+};
+
+struct java_session {
+	struct java_opts o;
+	char lib[PATH_MAX];
+	char options[64];
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool quit;
+	struct jvm *jvms;
+	size_t nr_jvms;
+	struct pending *pending;	/* starting JVMs to retry */
+	size_t nr_pending;
+	struct java_result *results;
+	size_t nr_results;
+	bool collected_final;
+};
+
+static void file_path(const struct jvm *j, const char *ext, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/" KILN_JVM_PREFIX "%d.%s", j->dir, (int)j->t.nspid, ext);
+}
+
+/* Rewrites the control file (atomically): a request, or the same one as a heartbeat. */
+static int write_ctl(struct jvm *j)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16], line[64];
+	int fd, len, err = 0;
+
+	file_path(j, "ctl", path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	len = snprintf(line, sizeof(line), "%llu %s\n", (unsigned long long)j->seq, j->cmd);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, (size_t)len) != len)
+		err = -EIO;
+	close(fd);
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	j->beat = time(NULL);
+	return err;
+}
+
+static void remove_files(struct jvm *j)
+{
+	char path[PATH_MAX];
+
+	file_path(j, "ctl", path, sizeof(path));
+	unlink(path);
+	file_path(j, "col", path, sizeof(path));
+	unlink(path);
+}
+
+/* Attaches to pid (no lock held: this may take seconds). Returns -EAGAIN when the JVM is
+ * not ready yet (retry later); otherwise fills j, attached or skipped. */
+static int attach(struct java_session *s, pid_t pid, struct jvm *j)
+{
+	char lib[PATH_MAX];
+	int err;
+
+	memset(j, 0, sizeof(*j));
+	err = jvm_target__probe(pid, &j->t, j->reason);
+	if (err == -ENOENT)
+		return err;
+	j->state = JVM_SKIPPED;
+	if (err < 0)
+		return 0;
+	if (j->t.other_mntns)
+		snprintf(j->dir, sizeof(j->dir), "/proc/%d/root/tmp", (int)pid);
+	else
+		snprintf(j->dir, sizeof(j->dir), "/tmp");
+	/* a seq no earlier session used, so that an agent left by one never mistakes our
+	 * first request for a heartbeat of its own */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	j->seq = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	j->cmd = "run";
+	err = write_ctl(j);	/* before the load: the agent samples while it is fresh */
+	if (err < 0) {
+		errmsg(j->reason, sizeof(j->reason), "failed to write to the JVM's /tmp: %s",
+		       strerror(-err));
+		return 0;
+	}
+	err = jvm_target__place_lib(&j->t, s->lib, lib, sizeof(lib));
+	if (err < 0) {
+		errmsg(j->reason, sizeof(j->reason), "failed to copy the agent into the JVM's /tmp: %s",
+		       strerror(-err));
+		remove_files(j);
+		return 0;
+	}
+	err = jvm_target__load(&j->t, lib, s->options, s->o.attach_timeout_ms, j->reason);
+	if (err == -EAGAIN) {
+		remove_files(j);
+		return err;
+	}
+	if (err < 0) {
+		remove_files(j);
+		log_info("java: skipping pid %d: %s", (int)pid, j->reason);
+		return 0;
+	}
+	j->state = JVM_ATTACHED;
+	j->reason[0] = '\0';
+	log_debug("java: attached to pid %d", (int)pid);
+	return 0;
+}
+
+static bool known(struct java_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nr_jvms; i++)
+		if (s->jvms[i].t.pid == pid && !s->jvms[i].gone)
+			return true;
+	return false;
+}
+
+static bool wanted(const struct java_session *s, pid_t pid)
+{
+	if (!s->o.nr_pids)
+		return true;
+	for (size_t i = 0; i < s->o.nr_pids; i++)
+		if (s->o.pids[i] == pid)
+			return true;
+	return false;
+}
+
+static struct pending *find_pending(struct java_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nr_pending; i++)
+		if (s->pending[i].pid == pid)
+			return &s->pending[i];
+	return NULL;
+}
+
+static void poll_once(struct java_session *s)
+{
+	pid_t pids[MAX_JVMS];
+	int n = jvm__list(pids, MAX_JVMS);
+	time_t now = time(NULL);
+
+	if (n > MAX_JVMS)
+		n = MAX_JVMS;
+	for (int i = 0; i < n && !s->quit; i++) {
+		struct jvm j;
+		struct pending *p;
+		bool skip;
+
+		pthread_mutex_lock(&s->lock);
+		p = find_pending(s, pids[i]);
+		skip = !wanted(s, pids[i]) || known(s, pids[i]) || (p && p->tries < 0);
+		pthread_mutex_unlock(&s->lock);
+		if (skip)
+			continue;
+		int err = attach(s, pids[i], &j);
+		bool add = err == 0;
+		pthread_mutex_lock(&s->lock);
+		p = find_pending(s, pids[i]);
+		if (err == -EAGAIN) {
+			if (!p) {
+				s->pending = xrealloc(s->pending, (s->nr_pending + 1) * sizeof(*p));
+				p = &s->pending[s->nr_pending++];
+				p->pid = pids[i];
+				p->tries = 0;
+			}
+			if (++p->tries >= NOT_READY_TRIES) {
+				p->tries = -1;	/* give up, and say why */
+				j.state = JVM_SKIPPED;
+				add = true;
+			}
+		}
+		if (add) {
+			s->jvms = xrealloc(s->jvms, (s->nr_jvms + 1) * sizeof(*s->jvms));
+			s->jvms[s->nr_jvms++] = j;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nr_jvms; i++) {
+		struct jvm *j = &s->jvms[i];
+		if (j->gone)
+			continue;
+		if (kill(j->t.pid, 0) < 0 && errno == ESRCH) {
+			j->gone = true;
+			continue;
+		}
+		if (j->state == JVM_ATTACHED && now - j->beat >= KILN_JVM_HEARTBEAT_S)
+			write_ctl(j);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *worker(void *arg)
+{
+	struct java_session *s = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool quit = s->quit;
+		pthread_mutex_unlock(&s->lock);
+		if (quit)
+			break;
+		poll_once(s);
+		for (int waited = 0; waited < s->o.poll_ms; waited += 50) {
+			struct timespec ts = { 0, 50 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+			pthread_mutex_lock(&s->lock);
+			quit = s->quit;
+			pthread_mutex_unlock(&s->lock);
+			if (quit)
+				break;
+		}
+	}
+	return NULL;
+}
+
+static int default_lib(char *buf, size_t size)
+{
+	char exe[PATH_MAX - 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	return snprintf(buf, size, "%s/libkiln-jvm.so", exe) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+struct java_session *java_session__start(const struct java_opts *opts)
+{
+	struct java_session *s = xcalloc(1, sizeof(*s));
+	char buf[PATH_MAX];
+
+	s->o = *opts;
+	s->o.pids = NULL;
+	if (s->o.nr_pids) {
+		pid_t *copy = xmalloc(s->o.nr_pids * sizeof(*copy));
+		memcpy(copy, opts->pids, s->o.nr_pids * sizeof(*copy));
+		s->o.pids = copy;
+	}
+	if (!s->o.attach_timeout_ms)
+		s->o.attach_timeout_ms = 3000;
+	if (!s->o.poll_ms)
+		s->o.poll_ms = 1000;
+	if (!s->o.frequency)
+		s->o.frequency = 99;
+	if (opts->lib_path)
+		snprintf(buf, sizeof(buf), "%s", opts->lib_path);
+	else
+		default_lib(buf, sizeof(buf));
+	if (!realpath(buf, s->lib) || access(s->lib, R_OK) < 0) {
+		log_warn("failed to find the JVM agent '%s': %s (no Java frames)", buf,
+			 strerror(errno));
+		free((void *)s->o.pids);
+		free(s);
+		return NULL;
+	}
+	snprintf(s->options, sizeof(s->options), "interval_ns=%llu,threads=%d",
+		 1000000000ull / s->o.frequency, s->o.thread_names);
+	pthread_mutex_init(&s->lock, NULL);
+	if (pthread_create(&s->thread, NULL, worker, s)) {
+		log_error("failed to start the java thread: %s", strerror(errno));
+		pthread_mutex_destroy(&s->lock);
+		free((void *)s->o.pids);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Reads the agent's stacks file for request seq into r. Returns 1 when read, 0 when it is
+ * not there yet. A JVM that exited is read as it last wrote (the previous seq). */
+static int read_stacks(struct jvm *j, struct java_result *r)
+{
+	char path[PATH_MAX];
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	uint64_t seq = 0;
+	int done = 0;
+
+	file_path(j, "col", path, sizeof(path));
+	if (stat(path, &st) < 0 || st.st_size > (64 << 20) || strbuf_read_file(&sb, path) < 0)
+		goto out;
+	struct java_result tmp = { .pid = j->t.pid };
+	if (java_stacks__parse(&tmp, sb.buf, j->t.nspid, &seq) < 0) {
+		java_result_release(&tmp);
+		goto out;
+	}
+	if (seq == j->seq || (j->gone && seq + 1 == j->seq)) {
+		java_result_release(r);
+		*r = tmp;
+		done = 1;
+	} else {
+		java_result_release(&tmp);
+	}
+out:
+	strbuf_release(&sb);
+	return done;
+}
+
+size_t java_session__collect(struct java_session *s, bool final)
+{
+	struct timespec start, now;
+	bool *done;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nr_results; i++)
+		java_result_release(&s->results[i]);
+	free(s->results);
+	s->results = xcalloc(s->nr_jvms + 1, sizeof(*s->results));
+	s->nr_results = 0;
+	done = xcalloc(s->nr_jvms + 1, sizeof(*done));
+	for (size_t i = 0; i < s->nr_jvms; i++) {
+		struct jvm *j = &s->jvms[i];
+		if (j->state != JVM_ATTACHED)
+			continue;
+		if (!j->gone && kill(j->t.pid, 0) < 0 && errno == ESRCH)
+			j->gone = true;
+		j->seq++;
+		j->cmd = final ? "stop" : "flush";
+		if (!j->gone)
+			write_ctl(j);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		bool all = true;
+		for (size_t i = 0; i < s->nr_jvms; i++) {
+			struct jvm *j = &s->jvms[i];
+			if (j->state != JVM_ATTACHED || done[i])
+				continue;
+			s->results[i].pid = j->t.pid;
+			done[i] = read_stacks(j, &s->results[i]) || j->gone;
+			all = all && done[i];
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (all || (now.tv_sec - start.tv_sec) * 1000 +
+				   (now.tv_nsec - start.tv_nsec) / 1000000 > 2000)
+			break;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	/* compact: one result per JVM that was attached or skipped and still matters */
+	for (size_t i = 0; i < s->nr_jvms; i++) {
+		struct jvm *j = &s->jvms[i];
+		struct java_result *r = &s->results[s->nr_results];
+		if (j->state == JVM_ATTACHED) {
+			if (i != s->nr_results) {
+				*r = s->results[i];
+				memset(&s->results[i], 0, sizeof(s->results[i]));
+			}
+			r->pid = j->t.pid;
+			if (!done[i])
+				errmsg(r->skip_reason, sizeof(r->skip_reason),
+				       "the JVM agent did not answer");
+			s->nr_results++;
+			if (final || j->gone) {
+				remove_files(j);
+				j->state = JVM_STOPPED;
+			}
+		} else if (j->state == JVM_SKIPPED && !j->gone) {
+			java_result_release(&s->results[i]);
+			if (i != s->nr_results)
+				memset(r, 0, sizeof(*r));
+			r->pid = j->t.pid;
+			snprintf(r->skip_reason, sizeof(r->skip_reason), "%s", j->reason);
+			s->nr_results++;
+		}
+	}
+	for (size_t i = s->nr_results; i < s->nr_jvms; i++)
+		java_result_release(&s->results[i]);
+	if (final)
+		s->collected_final = true;
+	free(done);
+	pthread_mutex_unlock(&s->lock);
+	return s->nr_results;
+}
+
+const struct java_result *java_session__results(const struct java_session *s, size_t *nr)
+{
+	*nr = s->nr_results;
+	return s->results;
+}
+
+const struct java_result *java_session__result(const struct java_session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nr_results; i++)
+		if (s->results[i].pid == pid)
+			return &s->results[i];
+	return NULL;
+}
+
+void java_session__stop(struct java_session *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->quit = true;
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	if (!s->collected_final)
+		java_session__collect(s, true);
+	for (size_t i = 0; i < s->nr_results; i++)
+		java_result_release(&s->results[i]);
+	free(s->results);
+	free(s->jvms);
+	free(s->pending);
+	free((void *)s->o.pids);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+bool java_session__attached(struct java_session *s, pid_t pid)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nr_jvms && !found; i++)
+		found = s->jvms[i].t.pid == pid && s->jvms[i].state == JVM_ATTACHED;
+	pthread_mutex_unlock(&s->lock);
+	return found;
+}
