@@ -47,6 +47,7 @@ struct sampler {
 	int kick_fd;		/* consumer -> reader: drain now (or stop) */
 	int notify_fd;		/* reader -> consumer: records queued */
 	uint64_t drain_req, drain_done;
+	int drain_ms;		/* the reader's epoll timeout (atomic) */
 	int stop;
 	uint64_t queue_full, reader_bad, wakeups;
 };
@@ -136,6 +137,7 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 
 	s->cfg = *cfg;
 	s->epfd = s->kick_fd = s->notify_fd = -1;
+	s->drain_ms = READER_POLL_MS;
 	if (!s->cfg.ring_pages)
 		s->cfg.ring_pages = default_ring_pages(cfg);
 	if (s->cfg.ring_pages & (s->cfg.ring_pages - 1)) {
@@ -332,7 +334,7 @@ static int move_ring(struct sampler *s, struct ring *r)
 	return n;
 }
 
-/* The reader thread: woken by a ring's watermark, by a kick, or every READER_POLL_MS. */
+/* The reader thread: woken by a ring's watermark, by a kick, or every drain_ms. */
 static void *reader_main(void *arg)
 {
 	struct sampler *s = arg;
@@ -341,7 +343,8 @@ static void *reader_main(void *arg)
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t req, v, one = 1;
-		int moved = 0, n = epoll_wait(s->epfd, evs, 16, READER_POLL_MS);
+		int moved = 0;
+		int n = epoll_wait(s->epfd, evs, 16, __atomic_load_n(&s->drain_ms, __ATOMIC_RELAXED));
 
 		if (n > 0)
 			__atomic_fetch_add(&s->wakeups, 1, __ATOMIC_RELAXED);
@@ -426,6 +429,11 @@ static int wait_notify(struct sampler *s, int timeout_ms)
 	if (read(s->notify_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;
+}
+
+void sampler__set_drain_interval(struct sampler *s, int ms)
+{
+	__atomic_store_n(&s->drain_ms, ms <= 0 ? READER_POLL_MS : ms, __ATOMIC_RELAXED);
 }
 
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h)

@@ -79,6 +79,10 @@ int sampler__disable(struct sampler *s);
  * timeout_ms for the reader to queue some. Returns the number of records decoded, -EINTR
  * when a signal interrupted the wait, or another negative errno. */
 int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handlers *h);
+/* Sets how often (ms) the reader thread drains the rings when no watermark wakes it;
+ * 0 restores the default, 100 ms. A runtime reader (Python) reads a thread's stack when its sample
+ * is decoded, so it wants the samples drained within a millisecond of being taken. */
+void sampler__set_drain_interval(struct sampler *s, int ms);
 /* Has the reader move everything the kernel's rings hold now, and decodes it all (waits
  * 2 s at most). Returns the number of records decoded, or a negative errno. */
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h);

@@ -384,6 +384,7 @@ int session__run(struct session *s, uint64_t duration_ms, volatile sig_atomic_t 
 		uint64_t done = elapsed_ms(&s->start_mono);
 		uint64_t wait = s->nr_attached ? POLL_MS_RUNTIME : POLL_MS;
 		int ret;
+		sampler__set_drain_interval(s->sampler, s->nr_attached ? POLL_MS_RUNTIME : 0);
 		if (done >= duration_ms)
 			break;
 		if (duration_ms - done < wait)
