@@ -2,8 +2,10 @@
 # bench/python.sh [PYTHON] — kiln's overhead on a busy Python process at 11 and 99 Hz,
 # beside `perf record -g` on the same work. For each profiler and rate (median of REPS
 # runs): the workload's slowdown (wall time against an unprofiled run), the profiler's
-# CPU time per 1,000 samples, and the share of the workload's samples naming a Python
-# function. Needs root, build/kiln and perf (linux-perf).
+# CPU time per 1,000 samples (its whole run, start-up included), and the share of the
+# workload's samples naming a Python function. The workload's own CPU time is shown
+# beside its wall time: on a loaded machine wall time says more about the neighbours.
+# Needs root, build/kiln and perf (linux-perf).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KILN=$ROOT/build/kiln
@@ -15,11 +17,11 @@ trap 'rm -rf "$T"' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 2; }
 command -v perf >/dev/null || { echo "needs perf (linux-perf)"; exit 2; }
 
-# rounds for ~3 s of work
+# rounds for ~5 s of work
 t=$("$PY" "$WORK" 200 | tail -n 1 | cut -d' ' -f1)
-ROUNDS=$(python3 -c "print(max(200, int(200 * 3.0 / max($t, 0.001))))")
+ROUNDS=$(python3 -c "print(max(200, int(200 * 5.0 / max($t, 0.001))))")
 
-# run PROFILER HZ: prints "wall agent_cpu samples python_samples"
+# run PROFILER HZ: prints "wall agent_cpu samples python_samples workload_cpu"
 run() {
 	local prof=$1 hz=$2 out pid ppid wall
 	exec 3< <("$PY" "$WORK" "$ROUNDS")
@@ -33,12 +35,12 @@ run() {
 	perf) /usr/bin/time -f "%U %S" -o "$T/time" perf record -q -g -F "$hz" -p "$pid" \
 		-o "$T/perf.data" >/dev/null 2>&1 & ppid=$! ;;
 	esac
-	read -r wall _ <&3
+	read -r wall wcpu <&3
 	exec 3<&-
 	case $prof in
-	none) echo "$wall 0 0 0" ;;
+	none) echo "$wall 0 0 0 $wcpu" ;;
 	kiln) pkill -INT -P "$ppid"; wait "$ppid"
-	      python3 - "$T/k/last_profile.col" "$wall" "$(cat "$T/time")" <<'PYEOF'
+	      python3 - "$T/k/last_profile.col" "$wall" "$(cat "$T/time")" "$wcpu" <<'PYEOF'
 import json, re, sys
 col, wall, (u, s) = sys.argv[1], sys.argv[2], sys.argv[3].split()[-2:]
 with open(col) as f:
@@ -48,11 +50,19 @@ with open(col) as f:
         frames, _, n = line.rstrip("\n").rpartition(" ")
         tot += int(n)
         py += int(n) if re.search(r";(alpha|beta) \(", frames) else 0
-print(wall, float(u) + float(s), tot, py)
+print(wall, float(u) + float(s), tot, py, sys.argv[4])
 PYEOF
 	      ;;
 	perf) pkill -INT -P "$ppid"; wait "$ppid"
-	      perf script -i "$T/perf.data" -F comm,ip,sym 2>/dev/null | python3 - "$wall" "$(cat "$T/time")" <<'PYEOF'
+	      perf script -i "$T/perf.data" -F comm,ip,sym 2>/dev/null |
+		python3 -c "$PERF_STACKS" "$wall" "$(cat "$T/time")" "$wcpu"
+	      ;;
+	esac
+}
+
+# counts perf script's samples (a header line, then one indented line per frame) and
+# those naming alpha or beta
+PERF_STACKS='
 import sys
 wall, (u, s) = sys.argv[1], sys.argv[2].split()[-2:]
 tot = py = 0
@@ -70,18 +80,17 @@ for line in sys.stdin:
     else:
         stack += line.split()[1:2]
 flush()
-print(wall, float(u) + float(s), tot, py)
-PYEOF
-	      ;;
-	esac
-}
+print(wall, float(u) + float(s), tot, py, sys.argv[3])
+'
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "Python: $("$PY" -V 2>&1) ($PY), $ROUNDS rounds, median of $REPS runs, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
-base=$(for i in $(seq "$REPS"); do run none 0; done | cut -d' ' -f1 | median)
-printf "%-14s %9s %9s %12s %16s %12s\n" profiler wall_s slowdown samples "cpu_ms/1k_smp" python_frames
-printf "%-14s %9.3f %9s %12s %16s %12s\n" none "$base" - - - -
+rows=$(for i in $(seq "$REPS"); do run none 0; done)
+base=$(echo "$rows" | cut -d' ' -f1 | median)
+bcpu=$(echo "$rows" | cut -d' ' -f5 | median)
+printf "%-14s %8s %9s %8s %9s %8s %14s %9s\n" profiler wall_s slowdown cpu_s cpu_slow samples "cpu_ms/1k_smp" python
+printf "%-14s %8.3f %9s %8.3f %9s %8s %14s %9s\n" none "$base" - "$bcpu" - - - -
 for prof in kiln perf; do
 	for hz in 11 99; do
 		rows=$(for i in $(seq "$REPS"); do run "$prof" "$hz"; done)
@@ -89,7 +98,9 @@ for prof in kiln perf; do
 		cpu=$(echo "$rows" | awk '$3 > 0 {print 1e6 * $2 / $3}' | median)
 		smp=$(echo "$rows" | cut -d' ' -f3 | median)
 		pyf=$(echo "$rows" | awk '$3 > 0 {print 100 * $4 / $3}' | median)
-		printf "%-14s %9.3f %8.1f%% %12s %16.1f %11.1f%%\n" "$prof@${hz}Hz" "$wall" \
-			"$(python3 -c "print(100 * ($wall / $base - 1))")" "$smp" "${cpu:-0}" "${pyf:-0}"
+		wcpu=$(echo "$rows" | cut -d' ' -f5 | median)
+		printf "%-14s %8.3f %8.1f%% %8.3f %8.1f%% %8s %14.1f %8.1f%%\n" "$prof@${hz}Hz" "$wall" \
+			"$(python3 -c "print(100 * ($wall / $base - 1))")" "$wcpu" \
+			"$(python3 -c "print(100 * ($wcpu / $bcpu - 1))")" "$smp" "${cpu:-0}" "${pyf:-0}"
 	done
 done

@@ -1,6 +1,6 @@
 # The benchmark's Python work: alpha/beta 70/30 through <module> -> dispatch (as
 # tests/workloads/python_ratio.py), a fixed number of rounds (argv[1]). Prints "ready",
-# waits 0.5 s (for the profiler to attach), runs, and prints its wall and CPU seconds.
+# waits 1.5 s (for the profiler to attach), runs, and prints its wall and CPU seconds.
 import sys
 import time
 
@@ -33,7 +33,7 @@ def dispatch(which):
 rounds = int(sys.argv[1])
 sys.stdout.write("ready\n")
 sys.stdout.flush()
-time.sleep(0.5)
+time.sleep(1.5)
 wall, cpu = time.time(), time.process_time() if hasattr(time, "process_time") else time.clock()
 for _ in range(rounds):
     dispatch(True)

@@ -5,7 +5,9 @@
  *               ROWS distinct stacks drawn from a fleet-wide pool (as the same services
  *               run on every host), depth 8-40, in per-process series
  *   query       latency of a merged flamegraph (GET /pyroscope/render over HTTP, JSON
- *               included) of the whole day of all hosts, of the last 24 h unaligned to
+ *               and timeline included; wall time, and CPU time of server and client,
+ *               which a machine shared with other work inflates less) of the whole day
+ *               of all hosts, of the last 24 h unaligned to
  *               days, of one hour, and of one host for the day
  *   disk        bytes on disk (database + WAL) per stored stack sample (raw rows)
  *
@@ -133,6 +135,8 @@ int main(int argc, char **argv)
 	}
 
 	if (!hosts) {
+		if (store__retain(s, 0, err, sizeof(err)) < 0)
+			fprintf(stderr, "bench: %s\n", err);
 		store__close(s);
 		goto queries;
 	}
@@ -180,6 +184,13 @@ int main(int argc, char **argv)
 			profile__free(p);
 		}
 	}
+	/* The server's hourly maintenance: closes the day's last hour and the day itself. */
+	double m0 = now_s(CLOCK_MONOTONIC);
+	if (store__retain(s, 0, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 1;
+	}
+	double maint = now_s(CLOCK_MONOTONIC) - m0;
 	if (store__stats(s, &st, err, sizeof(err))) {
 		fprintf(stderr, "bench: %s\n", err);
 		return 1;
@@ -192,6 +203,7 @@ int main(int argc, char **argv)
 	printf("ingest: %.0f stack rows/s per core (%.1f s CPU in store__put), %.0f rows/s wall "
 	       "(%.1f s, one fsync per upload; generating the profiles took %.1f s more)   "
 	       "target >= 100000 rows/s/core\n", total_rows / cpu, cpu, total_rows / wall, wall, gen);
+	printf("maintenance: %.1f s to roll up the last hour and the day\n", maint);
 	printf("disk: %.2f bytes per stored stack sample (%llu bytes, %llu raw rows incl. hour "
 	       "and day rollups)   target < 20\n", (double)st.bytes / (double)st.rows,
 	       (unsigned long long)st.bytes, (unsigned long long)st.rows);
@@ -219,12 +231,17 @@ queries:
 		strbuf_reset(&path);
 		strbuf_addf(&path, "/pyroscope/render?query=fleet%s&from=%lld&until=%lld", q[i].filter,
 			    (long long)q[i].from, (long long)q[i].until);
+		double best_cpu = 1e9;
 		for (int rep = 0; rep < 3; rep++) {
+			double c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
 			double t = timed_get(server__port(srv), path.buf, &bytes);
+			double c = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			best = t < best ? t : best;
+			best_cpu = c < best_cpu ? c : best_cpu;
 		}
-		printf("query: %-26s %7.1f ms (best of 3, %zu bytes of flamebearer JSON)%s\n",
-		       q[i].what, best * 1e3, bytes, i == 0 ? "   target < 1000 ms" : "");
+		printf("query: %-26s %7.1f ms wall, %7.1f ms CPU (best of 3, %zu bytes of "
+		       "flamebearer JSON)%s\n", q[i].what, best * 1e3, best_cpu * 1e3, bytes,
+		       i == 0 ? "   target < 1000 ms" : "");
 	}
 	server__stop(srv);
 	curl_global_cleanup();

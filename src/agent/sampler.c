@@ -20,7 +20,7 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 
-#define READER_POLL_MS 100	/* by default the reader drains at least this often */
+#define READER_POLL_MS 100	/* the reader thread drains at least this often */
 #define KICK_TOKEN UINT32_MAX	/* epoll data of the kick eventfd */
 
 struct ring {
@@ -47,8 +47,8 @@ struct sampler {
 	int kick_fd;		/* consumer -> reader: drain now (or stop) */
 	int notify_fd;		/* reader -> consumer: records queued */
 	uint64_t drain_req, drain_done;
+	int drain_ms;		/* the reader's epoll timeout (atomic) */
 	int stop;
-	int latency_ms;		/* the reader's timer */
 	uint64_t queue_full, reader_bad, wakeups;
 };
 
@@ -137,7 +137,7 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 
 	s->cfg = *cfg;
 	s->epfd = s->kick_fd = s->notify_fd = -1;
-	s->latency_ms = READER_POLL_MS;
+	s->drain_ms = READER_POLL_MS;
 	if (!s->cfg.ring_pages)
 		s->cfg.ring_pages = default_ring_pages(cfg);
 	if (s->cfg.ring_pages & (s->cfg.ring_pages - 1)) {
@@ -334,7 +334,7 @@ static int move_ring(struct sampler *s, struct ring *r)
 	return n;
 }
 
-/* The reader thread: woken by a ring's watermark, by a kick, or by its timer. */
+/* The reader thread: woken by a ring's watermark, by a kick, or every drain_ms. */
 static void *reader_main(void *arg)
 {
 	struct sampler *s = arg;
@@ -343,8 +343,8 @@ static void *reader_main(void *arg)
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t req, v, one = 1;
-		int moved = 0, n = epoll_wait(s->epfd, evs, 16,
-					      __atomic_load_n(&s->latency_ms, __ATOMIC_RELAXED));
+		int moved = 0;
+		int n = epoll_wait(s->epfd, evs, 16, __atomic_load_n(&s->drain_ms, __ATOMIC_RELAXED));
 
 		if (n > 0)
 			__atomic_fetch_add(&s->wakeups, 1, __ATOMIC_RELAXED);
@@ -431,6 +431,11 @@ static int wait_notify(struct sampler *s, int timeout_ms)
 	return 0;
 }
 
+void sampler__set_drain_interval(struct sampler *s, int ms)
+{
+	__atomic_store_n(&s->drain_ms, ms <= 0 ? READER_POLL_MS : ms, __ATOMIC_RELAXED);
+}
+
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h)
 {
 	uint64_t req = __atomic_add_fetch(&s->drain_req, 1, __ATOMIC_ACQ_REL), one = 1;
@@ -468,11 +473,6 @@ struct sampler_stats sampler__stats(const struct sampler *s)
 	st.queue_full = __atomic_load_n(&s->queue_full, __ATOMIC_RELAXED);
 	st.wakeups = __atomic_load_n(&s->wakeups, __ATOMIC_RELAXED);
 	return st;
-}
-
-void sampler__set_latency(struct sampler *s, int ms)
-{
-	__atomic_store_n(&s->latency_ms, ms > 0 ? ms : READER_POLL_MS, __ATOMIC_RELAXED);
 }
 
 unsigned sampler__nr_cpus(const struct sampler *s)

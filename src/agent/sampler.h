@@ -1,7 +1,7 @@
 /* The sampler: one perf_event per online CPU (software cpu-clock at a frequency) whose
  * mmap ring buffers carry the samples and the sideband records (COMM, MMAP2, FORK, EXIT)
  * that keep the process table right. One reader thread waits on all rings through one
- * epoll set (the kernel wakes it by watermark, not per sample, or a timer) and moves
+ * epoll set (the kernel wakes it by watermark, not per sample, or every 100 ms) and moves
  * their records into a queue in memory, so that the kernel's rings stay drained while the
  * consumer unwinds, symbolizes or is descheduled.
  *
@@ -79,13 +79,13 @@ int sampler__disable(struct sampler *s);
  * timeout_ms for the reader to queue some. Returns the number of records decoded, -EINTR
  * when a signal interrupted the wait, or another negative errno. */
 int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handlers *h);
+/* Sets how often (ms) the reader thread drains the rings when no watermark wakes it;
+ * 0 restores the default, 100 ms. A runtime reader (Python) reads a thread's stack when its sample
+ * is decoded, so it wants the samples drained within a millisecond of being taken. */
+void sampler__set_drain_interval(struct sampler *s, int ms);
 /* Has the reader move everything the kernel's rings hold now, and decodes it all (waits
  * 2 s at most). Returns the number of records decoded, or a negative errno. */
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h);
-
-/* Sets how often (ms; <= 0: the default, 100) the reader drains the rings when no
- * watermark woke it: the most a sample waits before the consumer can see it. */
-void sampler__set_latency(struct sampler *s, int ms);
 
 /* Counters since sampler__open. */
 struct sampler_stats sampler__stats(const struct sampler *s);

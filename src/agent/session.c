@@ -22,17 +22,10 @@
 #define MAX_USER 256
 #define MAX_RT 256
 #define POLL_MS 250
-/* With a runtime reader attached, samples must reach the consumer (which reads the
- * runtime's stack then) soon after they are taken: at 20 ms, the ~20 samples of a 997 Hz
- * burst all got the Python stack of the burst's end and shares were off by 5-10 points.
- * Half a sampling interval keeps two samples of one CPU apart: 1 ms at 997 Hz, 20 ms at
- * 11 Hz (the reader thread's timer). */
-static int runtime_latency_ms(unsigned freq)
-{
-	unsigned ms = 500 / (freq ? freq : 1);
-
-	return ms < 1 ? 1 : ms > 20 ? 20 : (int)ms;
-}
+/* With a runtime reader attached, samples are read sooner, so that the reader sees the
+ * thread close to the moment of its sample: at 20 ms, the ~20 samples of a 997 Hz burst
+ * all got the Python stack of the burst's end, and shares were off by 5-10 points. */
+#define POLL_MS_RUNTIME 1
 
 struct retired_rt {
 	const struct runtime_ops *ops;
@@ -389,11 +382,11 @@ int session__run(struct session *s, uint64_t duration_ms, volatile sig_atomic_t 
 {
 	while (!(stop && *stop)) {
 		uint64_t done = elapsed_ms(&s->start_mono);
-		uint64_t wait = POLL_MS;
+		uint64_t wait = s->nr_attached ? POLL_MS_RUNTIME : POLL_MS;
 		int ret;
+		sampler__set_drain_interval(s->sampler, s->nr_attached ? POLL_MS_RUNTIME : 0);
 		if (done >= duration_ms)
 			break;
-		sampler__set_latency(s->sampler, s->nr_attached ? runtime_latency_ms(s->cfg.freq) : 0);
 		if (duration_ms - done < wait)
 			wait = duration_ms - done;
 		ret = sampler__poll(s->sampler, (int)wait, &s->handlers);

@@ -52,18 +52,41 @@ static int parse_header(struct profile *p, const char *line, size_t len, char *e
 	return 0;
 }
 
+size_t col__add_stack(struct profile *p, const char *text, size_t len, uint64_t count)
+{
+	uint32_t buf[256], *ids = buf;
+	size_t alloc = sizeof(buf) / sizeof(buf[0]), index;
+	uint32_t depth = 0;
+
+	for (const char *f = text, *stop = text + len;;) {
+		const char *semi = memchr(f, ';', (size_t)(stop - f));
+		const char *fend = semi ? semi : stop;
+		if (depth == alloc) {
+			alloc *= 2;
+			ids = ids == buf ? memcpy(xmalloc(alloc * sizeof(*ids)), buf, sizeof(buf))
+					 : xrealloc(ids, alloc * sizeof(*ids));
+		}
+		ids[depth++] = profile__intern(p, f, (size_t)(fend - f));
+		if (!semi)
+			break;
+		f = semi + 1;
+	}
+	index = profile__add(p, ids, depth, count);
+	if (ids != buf)
+		free(ids);
+	return index;
+}
+
 int col__parse(struct profile *p, const char *text, size_t len, char *err, size_t errlen)
 {
 	const char *end = text + len, *line = text;
-	uint32_t *ids = NULL;
-	size_t alloc = 0, lineno = 0;
+	size_t lineno = 0;
 	int ret = 0;
 
 	while (line < end) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		const char *lend = eol ? eol : end, *sp, *c;
 		unsigned long long count = 0;
-		uint32_t depth = 0;
 
 		lineno++;
 		if (lend > line && lend[-1] == '\r')
@@ -94,26 +117,13 @@ int col__parse(struct profile *p, const char *text, size_t len, char *err, size_
 			}
 			count = count * 10 + (unsigned long long)(*c - '0');
 		}
-		for (const char *f = line, *stop = sp - 1;;) {
-			const char *semi = memchr(f, ';', (size_t)(stop - f));
-			const char *fend = semi ? semi : stop;
-			if (depth == alloc) {
-				alloc = alloc ? alloc * 2 : 64;
-				ids = xrealloc(ids, alloc * sizeof(*ids));
-			}
-			ids[depth++] = profile__intern(p, f, (size_t)(fend - f));
-			if (!semi)
-				break;
-			f = semi + 1;
-		}
-		profile__add(p, ids, depth, count);
+		col__add_stack(p, line, (size_t)(sp - 1 - line), count);
 next:
 		if (!eol)
 			break;
 		line = eol + 1;
 	}
 out:
-	free(ids);
 	return ret;
 }
 

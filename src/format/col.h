@@ -25,6 +25,11 @@ int col__write(FILE *f, const struct profile *p, bool with_header);
  * Returns 0, or -EINVAL with a message naming the line in err (when err is not NULL). */
 int col__parse(struct profile *p, const char *text, size_t len, char *err, size_t errlen);
 
+/* Adds count samples of the stack written in text[0..len) as frames separated by ';',
+ * root first, without a count (Pyroscope's "lines" format is one such stack per line).
+ * Returns the stack's index in p. */
+size_t col__add_stack(struct profile *p, const char *text, size_t len, uint64_t count);
+
 /* Rewrites a frame name in place so that it cannot break the line format: ';' becomes
  * '|' (as gProfiler does for Java signatures), control characters become spaces.
  * Returns name. */

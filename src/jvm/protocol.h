@@ -9,7 +9,9 @@
  *   kiln-jvm-<nspid>.lock  held with flock() by the loaded agent: a second copy loaded
  *                          into the same JVM sees it taken and stays inert.
  *   kiln-jvm-<nspid>.ctl   written by kiln (atomically, by rename): one line
- *                          "<seq> run|flush|stop\n". It is also kiln's heartbeat: kiln
+ *                          "<seq> run|flush|stop <kiln pid>\n" (the pid marks the one
+ *                          kiln that owns this JVM; others skip it). It is also kiln's
+ *                          heartbeat: kiln
  *                          rewrites it at least every KILN_JVM_HEARTBEAT_S seconds; when it
  *                          is missing or older than KILN_JVM_STALE_S, the agent stops
  *                          sampling (kiln died or left).

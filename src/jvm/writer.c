@@ -32,6 +32,7 @@ static struct {
 	uint64_t no_frames;		/* samples of JVM threads without Java frames */
 	uint64_t seq;			/* seq of the last request handled */
 	bool seen_ctl;
+	bool idle;			/* stopped, or kiln gone: nobody waits for stacks */
 	_Atomic bool quit;
 } w;
 
@@ -244,6 +245,7 @@ static void check_control(JNIEnv *env, struct kj_buf *b)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (stat(path, &st) < 0 || now.tv_sec - st.st_mtime > KILN_JVM_STALE_S) {
 		set_sampling(false);	/* kiln is gone */
+		w.idle = true;
 		return;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -254,8 +256,10 @@ static void check_control(JNIEnv *env, struct kj_buf *b)
 	if (r <= 0 || sscanf(buf, "%llu %15s", &seq, cmd) != 2)
 		return;
 	if (seq == w.seq && w.seen_ctl) {
-		if (strcmp(cmd, "stop") != 0)
+		if (strcmp(cmd, "stop") != 0) {
 			set_sampling(true);
+			w.idle = false;
+		}
 		return;
 	}
 	w.seen_ctl = true;
@@ -267,9 +271,11 @@ static void check_control(JNIEnv *env, struct kj_buf *b)
 		reset_counts();
 		if (stop)
 			set_sampling(false);
+		w.idle = stop;
 	} else {
 		set_sampling(true);
 		reset_counts();
+		w.idle = false;
 	}
 }
 
@@ -278,7 +284,7 @@ static void *writer_main(void *arg)
 	JNIEnv *env = NULL;
 	JavaVMAttachArgs args = { JNI_VERSION_1_6, (char *)"kiln-jvm writer", NULL };
 	struct kj_buf b = { 0 };
-	unsigned tick = 0;
+	unsigned since_ctl = 0, since_write = 0;
 
 	(void)arg;
 	atomic_store(&kj.writer_tid, (pid_t)syscall(SYS_gettid));
@@ -287,20 +293,32 @@ static void *writer_main(void *arg)
 		env = NULL;
 	while (!atomic_load(&w.quit) && !atomic_load(&kj.vm_dead)) {
 		bool on = atomic_load(&kj.sampling);
-		struct timespec ts = { 0, on ? 10 * 1000 * 1000 : 100 * 1000 * 1000 };
+		/* wake about once per sampling interval (10..50 ms) while sampling: the ring
+		 * holds KJ_RING_SLOTS samples, far more than one interval of threads gives */
+		unsigned ms = 100;
+		if (on) {
+			uint64_t iv = kj.opts.interval_ns / 1000000u;
+			ms = iv < 10 ? 10 : iv > 50 ? 50 : (unsigned)iv;
+		}
+		struct timespec ts = { 0, (long)ms * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 		if (env)
 			drain(env, &b);
-		tick++;
-		if (!on || tick % 2 == 0)
+		since_ctl += ms;
+		since_write += ms;
+		if (since_ctl >= 20) {
+			since_ctl = 0;
 			check_control(env, &b);
-		if (on && tick % 100 == 0)
+		}
+		if (on && since_write >= 1000) {
+			since_write = 0;
 			write_stacks(false);
+		}
 	}
 	set_sampling(false);
 	if (env && !atomic_load(&kj.vm_dead))
 		drain(env, &b);	/* still allowed inside the VMDeath callback */
-	if (w.seen_ctl)
+	if (w.seen_ctl && !w.idle)
 		write_stacks(true);	/* names are cached: no JVMTI call needed */
 	if (atomic_load(&w.quit)) {	/* the JVM is exiting: leave no lock file behind */
 		char path[128];

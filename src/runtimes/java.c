@@ -68,7 +68,8 @@ static int write_ctl(struct jvm *j)
 
 	file_path(j, "ctl", path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	len = snprintf(line, sizeof(line), "%llu %s\n", (unsigned long long)j->seq, j->cmd);
+	len = snprintf(line, sizeof(line), "%llu %s %d\n", (unsigned long long)j->seq, j->cmd,
+		       (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -93,6 +94,33 @@ static void remove_files(struct jvm *j)
 	unlink(path);
 }
 
+/* Whether another kiln (another agent process on this host) drives this JVM's agent now:
+ * its control file is fresh, not a stop, and written by another pid. One JVM has one
+ * owner; the others skip it rather than take its stacks from under it. */
+static bool owned_by_other(const struct jvm *j)
+{
+	char path[PATH_MAX], buf[96] = "", cmd[16] = "";
+	unsigned long long seq;
+	int owner = 0, fd;
+	struct stat st;
+	ssize_t n;
+
+	file_path(j, "ctl", path, sizeof(path));
+	if (stat(path, &st) < 0 || time(NULL) - st.st_mtime > KILN_JVM_STALE_S)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %15s %d", &seq, cmd, &owner) != 3)
+		return false;
+	return strcmp(cmd, "stop") && owner != getpid() && kill(owner, 0) == 0;
+}
+
 /* Attaches to pid (no lock held: this may take seconds). Returns -EAGAIN when the JVM is
  * not ready yet (retry later); otherwise fills j, attached or skipped. */
 static int attach(struct java_session *s, pid_t pid, struct jvm *j)
@@ -111,6 +139,10 @@ static int attach(struct java_session *s, pid_t pid, struct jvm *j)
 		snprintf(j->dir, sizeof(j->dir), "/proc/%d/root/tmp", (int)pid);
 	else
 		snprintf(j->dir, sizeof(j->dir), "/tmp");
+	if (owned_by_other(j)) {
+		errmsg(j->reason, sizeof(j->reason), "another kiln profiles this JVM");
+		return 0;
+	}
 	/* a seq no earlier session used, so that an agent left by one never mistakes our
 	 * first request for a heartbeat of its own */
 	struct timespec ts;

@@ -239,6 +239,18 @@ json_t *flamebearer__build(const struct profile *left, const struct profile *rig
 	t.children = idmap__new();
 	t.name_ids = hashmap__new();
 	t.rows = json_array();
+	/* At most one node per frame of every stack: size for that once, not by doubling. */
+	size_t frames = 1;
+	for (int side = 0; side < 2; side++) {
+		const struct profile *p = side ? right : left;
+		for (size_t i = 0; p && i < profile__nr_stacks(p); i++) {
+			uint32_t d = profile__stack(p, i).depth;
+			frames += d < FLAMEBEARER_MAX_DEPTH ? d : FLAMEBEARER_MAX_DEPTH;
+		}
+	}
+	t.alloc = frames;
+	t.v = xmalloc(t.alloc * sizeof(*t.v));
+	idmap__reserve(t.children, frames);
 	tree_name(&t, "total");
 	new_node(&t, 0, 0);
 	add_profile(&t, left, 0);

@@ -201,35 +201,19 @@ out:
 static void parse_lines(struct profile *p, const char *text, size_t len)
 {
 	const char *end = text + len;
-	uint32_t *ids = NULL;
-	size_t alloc = 0;
 
 	for (const char *line = text; line < end;) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		const char *lend = eol ? eol : end;
-		uint32_t depth = 0;
 
 		if (lend > line && lend[-1] == '\r')
 			lend--;
-		for (const char *f = line; lend > line;) {
-			const char *semi = memchr(f, ';', (size_t)(lend - f));
-			const char *fend = semi ? semi : lend;
-			if (depth == alloc) {
-				alloc = alloc ? alloc * 2 : 64;
-				ids = xrealloc(ids, alloc * sizeof(*ids));
-			}
-			ids[depth++] = profile__intern(p, f, (size_t)(fend - f));
-			if (!semi)
-				break;
-			f = semi + 1;
-		}
-		if (depth)
-			profile__add(p, ids, depth, 1);
+		if (lend > line)
+			col__add_stack(p, line, (size_t)(lend - line), 1);
 		if (!eol)
 			break;
 		line = eol + 1;
 	}
-	free(ids);
 }
 
 /* pprof sample types in order of preference, with the Pyroscope name suffix of each. */

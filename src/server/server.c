@@ -278,7 +278,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
-/* Runs retention at start and every hour until the server stops. */
+/* Runs the store's maintenance (rollups of closed periods, retention) at start and every
+ * hour until the server stops. */
 static void *retention_loop(void *arg)
 {
 	struct server *srv = arg;
@@ -288,8 +289,9 @@ static void *retention_loop(void *arg)
 	while (!srv->stopping) {
 		pthread_mutex_unlock(&srv->stop_lock);
 		pthread_mutex_lock(&srv->lock);
-		int n = store__retain(srv->store, req__now() - (int64_t)srv->opts.retention_days * 86400,
-				      err, sizeof(err));
+		int64_t before = srv->opts.retention_days > 0
+				 ? req__now() - (int64_t)srv->opts.retention_days * 86400 : 0;
+		int n = store__retain(srv->store, before, err, sizeof(err));
 		pthread_mutex_unlock(&srv->lock);
 		if (n < 0)
 			log_error("%s", err);
@@ -377,10 +379,8 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	}
 	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = info ? info->port : ntohs(sa.sin_port);
-	if (srv->opts.retention_days > 0) {
-		if (pthread_create(&srv->retention_thread, NULL, retention_loop, srv) == 0)
-			srv->retention_started = true;
-	}
+	if (pthread_create(&srv->retention_thread, NULL, retention_loop, srv) == 0)
+		srv->retention_started = true;
 	return srv;
 fail:
 	server__stop(srv);

@@ -233,6 +233,12 @@ void idmap__set(struct idmap *m, uint64_t key, uint32_t id)
 	}
 }
 
+void idmap__reserve(struct idmap *m, size_t n)
+{
+	while (n * 4 > m->cap * 3)
+		grow(m);
+}
+
 size_t idmap__count(const struct idmap *m)
 {
 	return m->count;

@@ -43,5 +43,7 @@ uint32_t idmap__get(const struct idmap *m, uint64_t key);
 /* Sets key to id (non-zero), replacing any previous id. */
 void idmap__set(struct idmap *m, uint64_t key, uint32_t id);
 size_t idmap__count(const struct idmap *m);
+/* Makes room for n entries in all, so that filling it does not rehash. */
+void idmap__reserve(struct idmap *m, size_t n);
 
 #endif

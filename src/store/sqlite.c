@@ -292,7 +292,8 @@ struct store *sqlite_store__open(const char *path, const struct store_options *o
 	sqlite3_busy_timeout(s->db, 5000);
 	/* auto_vacuum must be set before the first table is created. */
 	if (exec(s, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
-		 " PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;",
+		 " PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
+		 " PRAGMA mmap_size=1073741824;",
 		 err, errlen) ||
 	    exec(s, schema, err, errlen))
 		goto fail;

@@ -96,9 +96,10 @@ int sq__load(struct sqlite_store *s, char *err, size_t errlen);
 int sq__add_rows(struct sqlite_store *s, int level, int64_t service, int64_t bucket,
 		 int64_t series, const struct sample_row *rows, size_t n, uint64_t total,
 		 char *err, size_t errlen);
-/* Builds the hour and day rows of every period closed by the newest raw bucket (minus a
- * grace period for late uploads), inside the caller's transaction. */
-int sq__rollup(struct sqlite_store *s, char *err, size_t errlen);
+/* Builds the hour and day rows of every period closed by the newest raw bucket (now 0) or
+ * by the wall clock now, minus a grace period for late uploads, inside the caller's
+ * transaction. */
+int sq__rollup(struct sqlite_store *s, int64_t now, char *err, size_t errlen);
 /* Starts the rollup watermarks at the first upload's time. */
 int sq__rollup_init(struct sqlite_store *s, int64_t from, char *err, size_t errlen);
 /* Reads done_until and max_bucket from the database. */

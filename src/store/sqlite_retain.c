@@ -1,7 +1,8 @@
 /* The SQLite backend's retention and statistics.
  *
  * Retention deletes raw rows older than `before`, hourly rows older than four times that
- * age and daily rows older than sixteen times (but never rows not yet rolled up), then drops the stack nodes and frame names
+ * age and daily rows older than sixteen times (but never rows not yet rolled up, and it
+ * first rolls up every period the wall clock has closed: see sqlite_rollup.c), then drops the stack nodes and frame names
  * no remaining row reaches (a mark pass over every blob: parents always have smaller ids
  * than their children, so one backward sweep marks all ancestors), and finally returns the
  * freed pages to the file system (incremental vacuum, WAL checkpoint). */
@@ -110,17 +111,19 @@ int sq__retain(struct store *st, int64_t before, char *err, size_t errlen)
 	struct sqlite_store *s = (struct sqlite_store *)st;
 	int64_t now = time(NULL), age = now - before > 0 ? now - before : 0;
 	int64_t cut[NR_LEVELS] = { before, now - 4 * age, now - 16 * age };
-
-	/* Never delete rows that are not rolled up yet into the next level. */
-	for (int level = 0; level + 1 < NR_LEVELS; level++)
-		if (cut[level] > s->done_until[level + 1])
-			cut[level] = s->done_until[level + 1];
 	sqlite3_stmt *del;
 	int rc, ret = 0, deleted = 0;
 
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc)
 		return sq__error(s, rc, "begin transaction", err, errlen);
+	/* Close the periods the wall clock has closed, before deciding what may go. */
+	ret = sq__rollup(s, now, err, errlen);
+	if (ret)
+		goto rollback;
+	for (int level = 0; level + 1 < NR_LEVELS; level++)
+		if (cut[level] > s->done_until[level + 1])
+			cut[level] = s->done_until[level + 1];
 	if (sqlite3_prepare_v2(s->db, "DELETE FROM samples WHERE level = ? AND bucket < ?", -1,
 			       &del, NULL)) {
 		ret = sq__error(s, 0, "prepare delete", err, errlen);

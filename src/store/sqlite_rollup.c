@@ -5,7 +5,9 @@
  * once the newest raw bucket is GRACE seconds past its end, and a day from its hour rows
  * once its last hour is rolled up. rollups.done_until[level] says up to where level rows
  * are complete: reads use a level only below it, and an upload that comes later than that
- * for its period is merged into the rolled-up rows directly (sqlite_write.c). */
+ * for its period is merged into the rolled-up rows directly (sqlite_write.c). Periods that
+ * no upload closes (the last hour of a backfill, a quiet service) are closed by the wall
+ * clock when retention runs. */
 #include "store/sqlite_int.h"
 
 #include <errno.h>
@@ -170,9 +172,10 @@ static int rollup_level(struct sqlite_store *s, int level, int64_t until, char *
 	return save_done(s, level, err, errlen);
 }
 
-int sq__rollup(struct sqlite_store *s, char *err, size_t errlen)
+int sq__rollup(struct sqlite_store *s, int64_t now, char *err, size_t errlen)
 {
-	int64_t hours = sq__floor_to(s->max_bucket - GRACE, STORE_HOUR_STEP), days;
+	int64_t newest = now ? now : s->max_bucket;
+	int64_t hours = sq__floor_to(newest - GRACE, STORE_HOUR_STEP), days;
 	int ret;
 
 	if (!s->done_until[1])

@@ -274,7 +274,7 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 		/* A clock ahead of ours must not close hours that are still open. */
 		if (raw > s->max_bucket && raw <= (int64_t)time(NULL) + 300)
 			s->max_bucket = raw;
-		ret = sq__rollup(s, err, errlen);
+		ret = sq__rollup(s, 0, err, errlen);
 	}
 	for (size_t i = 0; i < put->nr_series; i++)
 		free(vec[i].v);

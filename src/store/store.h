@@ -176,8 +176,10 @@ void store__free_strings(char **v, size_t n);
 int store__services(struct store *s, struct store_service **out, size_t *n, char *err,
 		    size_t errlen);
 void store__free_services(struct store_service *v, size_t n);
-/* Deletes raw rows older than before (rollups older than their longer horizons, see
- * store_options), then frees the space on disk. Returns the number of rows deleted. */
+/* Rolls up the hours and days that have closed by the wall clock, deletes raw rows older
+ * than before (rollups older than their longer horizons, see store_options), then frees
+ * the space on disk. before 0 only rolls up. Returns the number of rows deleted. This is
+ * the store's periodic maintenance: the server runs it hourly. */
 int store__retain(struct store *s, int64_t before, char *err, size_t errlen);
 int store__stats(struct store *s, struct store_stats *out, char *err, size_t errlen);
 

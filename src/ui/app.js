@@ -388,6 +388,7 @@
 			app.ready = true;
 			app.readyAt = performance.now();
 			document.body.dataset.state = 'ready';
+			document.dispatchEvent(new Event('kiln:ready'));
 		}).catch(function (e) {
 			if (my !== seq) return;
 			showError('Failed to load the profile: ' + e.message);

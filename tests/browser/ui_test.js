@@ -75,7 +75,9 @@ async function main() {
 		for (const [host, slow, fast] of [['host-a', 160, 40], ['host-b', 80, 20]])
 			await L.upload(srv.url, 'shop', host, col(host, slow, fast), L.minutesAgo(15), L.minutesAgo(14));
 		await L.upload(srv.url, 'billing', 'host-c', col('host-c', 5, 5), L.minutesAgo(5), L.minutesAgo(4));
-		ok('uploaded 5 profiles through POST /api/v2/profiles');
+		await L.upload(srv.url, 'billing', 'host-c', '0;;python3;main_[p];walk_[p];walk_[p];walk_[p] 10\n' +
+			'0;;python3;main_[p];walk_[p] 5\n', L.minutesAgo(5), L.minutesAgo(4));
+		ok('uploaded 6 profiles through POST /api/v2/profiles');
 
 		await page.goto(srv.url + '?service=shop');
 		await ready(page);
@@ -270,6 +272,16 @@ async function main() {
 		assert.strictEqual(await page.inputValue('#preset'), 'custom');
 		ok('dragging on the timeline selects the late window (' + late + ' samples)');
 		await page.screenshot({ path: path.join(ARTIFACTS, 'ui-timeline-range.png') });
+
+		/* another service; its table counts a recursive function's total once per stack */
+		await page.selectOption('#service', 'billing');
+		await ready(page);
+		assert(page.url().includes('service=billing'), page.url());
+		await page.fill('#table-filter', 'walk');
+		const walk = await page.$$eval('#functions tbody tr td', (tds) => tds.map((t) => t.textContent));
+		assert.deepStrictEqual(walk.slice(0, 2), ['walk_[p]', '15 (6.52%)']);
+		assert.strictEqual(walk[2], '15 (6.52%)', 'recursive total counted more than once: ' + walk);
+		ok('switching to service billing; walk (recursive) has self 15 and total 15, not 35');
 
 		assert.deepStrictEqual(w.problems(), []);
 		ok('no failed request, HTTP error or console error');

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Profiling leaves the JVM's output and exit code as they were; attaching a second time
 # (and loading a second copy of the library) is harmless and the agent a previous session
-# stopped samples again for the next one; a JVM that refuses attach is skipped with a
-# reason and is not signalled.
+# stopped samples again for the next one; sampling stops with the session; a second kiln
+# does not take a JVM from the one profiling it; a JVM that refuses attach is skipped with
+# a reason and is not signalled.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/java_env.sh"
 need_root
@@ -34,6 +35,21 @@ rc1=$?
 [ "$rc1" -eq "$rc0" ] || fail "exit code $rc1 under profiling, $rc0 without"
 cmp -s "$T/out0" "$T/out1" || fail "stdout changed: $(diff "$T/out0" "$T/out1")"
 cmp -s "$T/err0" "$T/err1" || fail "stderr changed: $(diff "$T/err0" "$T/err1")"
+
+# two kilns at once: the first owns the JVM, the second skips it and says why
+"$java" -cp "$T/classes" JavaRatio 6 > /dev/null 2>&1 &
+pid=$!
+reap "$pid"
+wait_jvm_ready "$pid" || fail "JVM did not start"
+probe --pid "$pid" --seconds 4 > "$T/pa" 2>&1 &
+pa=$!
+sleep 1.5
+probe --pid "$pid" --seconds 1 > "$T/pb" 2>&1
+wait "$pa"
+grep -q "^skip $pid another kiln profiles this JVM" "$T/pb" || fail "second kiln: $(cat "$T/pb")"
+n=$(awk '/^jvm/{print $6}' "$T/pa")
+[ "${n:-0}" -gt 0 ] || fail "the owning kiln lost its samples: $(cat "$T/pa")"
+wait "$pid"
 
 # attach disabled: skipped with the reason, no SIGQUIT (which would print a thread dump)
 "$java" -XX:+DisableAttachMechanism -cp "$T/classes" JavaRatio 4 > "$T/out2" 2> "$T/err2" &

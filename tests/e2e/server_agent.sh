@@ -3,7 +3,7 @@
 # back from the query API with the workload's stacks; with the server down for a session,
 # the agent spools it and delivers every session exactly once when the server is back.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/server_lib.sh"
+. "$(dirname "$0")/../server_lib.sh"
 need_root
 command -v curl > /dev/null || skip "curl is not installed"
 "$KILN" record --help 2>&1 | grep -q -- '--spool-dir' || skip "kiln record has no upload yet"

@@ -2,7 +2,7 @@
 # kill -9 of the server while uploads are in flight loses nothing that was acknowledged:
 # every upload that got a 200 before the kill is in the database after a restart.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/server_lib.sh"
+. "$(dirname "$0")/../server_lib.sh"
 command -v curl > /dev/null || skip "curl is not installed"
 
 start_server "$T/data"

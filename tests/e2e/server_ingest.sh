@@ -3,7 +3,7 @@
 # back from the render API (flamebearer, .col), labels list them, the pprof export is read
 # by `go tool pprof`, and bad uploads get their error and store nothing.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/server_lib.sh"
+. "$(dirname "$0")/../server_lib.sh"
 command -v curl > /dev/null || skip "curl is not installed"
 
 start_server "$T/data" --token e2e-token

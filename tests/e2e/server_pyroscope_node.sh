@@ -3,7 +3,7 @@
 # unchanged; the render API returns the functions the Node program burned CPU in.
 # The package is installed into build/e2e-npm (test-local, reused across runs).
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/server_lib.sh"
+. "$(dirname "$0")/../server_lib.sh"
 command -v node > /dev/null || skip "node is not installed"
 command -v npm > /dev/null || skip "npm is not installed"
 command -v curl > /dev/null || skip "curl is not installed"

@@ -289,15 +289,22 @@ static void test_flamebearer(void **state)
 	profile__add_names(a, s2, 2, 200);
 	profile__add_names(a, s3, 1, 5);
 	json_t *fb = flamebearer__build(a, NULL, 8192, NULL, NULL);
-	/* Pyroscope's example shape: root, main, then bar before foo (sorted), offsets delta-coded */
+	/* Pyroscope's example shape: root, main, then bar before foo (sorted), offsets
+	 * delta-coded; names are numbered in the order nodes are emitted */
 	char *text = json_dumps(json_object_get(fb, "levels"), JSON_COMPACT);
-	assert_string_equal(text, "[[0,305,0,0],[0,305,5,1],[0,200,200,3,0,100,100,2]]");
+	assert_string_equal(text, "[[0,305,0,0],[0,305,5,1],[0,200,200,2,0,100,100,3]]");
+	free(text);
+	text = json_dumps(json_object_get(fb, "names"), JSON_COMPACT);
+	assert_string_equal(text, "[\"total\",\"main\",\"bar\",\"foo\"]");
 	free(text);
 	check_levels(fb, 305, 4);
 	json_decref(fb);
 	fb = flamebearer__build(a, NULL, 2, NULL, NULL);	/* main and bar kept, foo -> other */
 	text = json_dumps(json_object_get(fb, "levels"), JSON_COMPACT);
-	assert_string_equal(text, "[[0,305,0,0],[0,305,5,1],[0,200,200,3,0,100,100,4]]");
+	assert_string_equal(text, "[[0,305,0,0],[0,305,5,1],[0,200,200,2,0,100,100,3]]");
+	free(text);
+	text = json_dumps(json_object_get(fb, "names"), JSON_COMPACT);
+	assert_string_equal(text, "[\"total\",\"main\",\"bar\",\"other\"]");
 	free(text);
 	json_decref(fb);
 

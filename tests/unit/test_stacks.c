@@ -166,10 +166,49 @@ static void test_runtime_frames_without_interpreter_frame(void **state)
 	profile__free(p);
 }
 
+static bool tid_is_java(const void *ctx, pid_t tid)
+{
+	return tid == *(const pid_t *)ctx;
+}
+
+/* JVM samples are kept per thread so that the Java threads' can be taken out (and
+ * replaced by the JVM agent's stacks); the others stay and symbolize as before. */
+static void test_take_threads(void **state)
+{
+	struct fixture *f = *state;
+	struct stack_sample s = {
+		.proc = f->self, .mm = f->self->mm, .comm = "java", .user_ips = f->ips,
+		.user_maps = f->maps, .nr_user = 3,
+	};
+	pid_t java_tid = 1001;
+	struct profile *p = profile__new();
+	char *line;
+
+	s.tid = java_tid;
+	stacks__add(f->st, &s);
+	stacks__add(f->st, &s);
+	stacks__add(f->st, &s);
+	s.tid = 1002;	/* a GC thread, say */
+	stacks__add(f->st, &s);
+	s.tid = 0;	/* counted without a thread */
+	stacks__add(f->st, &s);
+	assert_int_equal(stacks__unique(f->st), 3);
+	assert_int_equal(stacks__take_threads(f->st, getpid() + 1, tid_is_java, &java_tid), 0);
+	assert_int_equal(stacks__take_threads(f->st, getpid(), tid_is_java, &java_tid), 3);
+	assert_int_equal(stacks__take_threads(f->st, getpid(), tid_is_java, &java_tid), 0);
+	assert_int_equal(stacks__unique(f->st), 2);
+	stacks__symbolize(f->st, f->sym, p, NULL);
+	line = only_stack(p);	/* the two remaining keys name the same frames */
+	assert_string_equal(line, "0;;java;stk_root;_PyEval_EvalFrameDefault;stk_leaf 2");
+	free(line);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_native_and_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_take_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runtime_frames_interleave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runtime_frames_without_interpreter_frame,
 						setup, teardown),

@@ -1,6 +1,4 @@
-# Helpers for the server's end-to-end tests (sourced after tests/lib.sh; not a test itself:
-# run-e2e.sh runs tests/e2e/*.sh, so this file exits 2 when run directly).
-[ "${BASH_SOURCE[0]}" = "$0" ] && { echo "SKIP: helper, not a test"; exit 2; }
+# Helpers for the server's end-to-end tests, sourced after tests/lib.sh.
 
 # start_server DATA_DIR [ARGS...]: starts kiln serve on a free loopback port, sets $URL
 # (ending in /) and $SERVER_PID, and registers the process for cleanup.
