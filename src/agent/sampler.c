@@ -47,7 +47,6 @@ struct sampler {
 	int kick_fd;		/* consumer -> reader: drain now (or stop) */
 	int notify_fd;		/* reader -> consumer: records queued */
 	uint64_t drain_req, drain_done;
-	int drain_ms;		/* the reader's epoll timeout (atomic) */
 	int stop;
 	uint64_t queue_full, reader_bad, wakeups;
 };
@@ -137,7 +136,6 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 
 	s->cfg = *cfg;
 	s->epfd = s->kick_fd = s->notify_fd = -1;
-	s->drain_ms = READER_POLL_MS;
 	if (!s->cfg.ring_pages)
 		s->cfg.ring_pages = default_ring_pages(cfg);
 	if (s->cfg.ring_pages & (s->cfg.ring_pages - 1)) {
@@ -175,8 +173,12 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 	attr.comm = 1;
 	attr.comm_exec = 1;
 	attr.task = 1;
-	attr.watermark = 1;
-	attr.wakeup_watermark = (uint32_t)(s->cfg.ring_pages * (uint64_t)getpagesize() / 4);
+	if (cfg->wake_per_sample) {
+		attr.wakeup_events = 1;
+	} else {
+		attr.watermark = 1;
+		attr.wakeup_watermark = (uint32_t)(s->cfg.ring_pages * (uint64_t)getpagesize() / 4);
+	}
 	s->dec.sample_type = attr.sample_type;
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -334,7 +336,8 @@ static int move_ring(struct sampler *s, struct ring *r)
 	return n;
 }
 
-/* The reader thread: woken by a ring's watermark, by a kick, or every drain_ms. */
+/* The reader thread: woken by a ring (watermark or every sample), by a kick, or every
+ * READER_POLL_MS. */
 static void *reader_main(void *arg)
 {
 	struct sampler *s = arg;
@@ -344,7 +347,7 @@ static void *reader_main(void *arg)
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t req, v, one = 1;
 		int moved = 0;
-		int n = epoll_wait(s->epfd, evs, 16, __atomic_load_n(&s->drain_ms, __ATOMIC_RELAXED));
+		int n = epoll_wait(s->epfd, evs, 16, READER_POLL_MS);
 
 		if (n > 0)
 			__atomic_fetch_add(&s->wakeups, 1, __ATOMIC_RELAXED);
@@ -429,11 +432,6 @@ static int wait_notify(struct sampler *s, int timeout_ms)
 	if (read(s->notify_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;
-}
-
-void sampler__set_drain_interval(struct sampler *s, int ms)
-{
-	__atomic_store_n(&s->drain_ms, ms <= 0 ? READER_POLL_MS : ms, __ATOMIC_RELAXED);
 }
 
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h)

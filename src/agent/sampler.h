@@ -27,6 +27,9 @@ struct sampler_config {
 	bool user_regs_stack;	/* PERF_SAMPLE_REGS_USER + STACK_USER for CFI unwinding */
 	uint32_t stack_size;	/* bytes of user stack copied per sample (multiple of 8) */
 	unsigned ring_pages;	/* data pages per CPU ring (power of two); 0: about a second of samples */
+	bool wake_per_sample;	/* wake the reader for every sample instead of by watermark:
+				 * a runtime reader (Python) reads a thread's stack when its
+				 * sample is decoded, so the sample must reach it at once */
 };
 
 struct sampler_sample {
@@ -79,10 +82,6 @@ int sampler__disable(struct sampler *s);
  * timeout_ms for the reader to queue some. Returns the number of records decoded, -EINTR
  * when a signal interrupted the wait, or another negative errno. */
 int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handlers *h);
-/* Sets how often (ms) the reader thread drains the rings when no watermark wakes it;
- * 0 restores the default, 100 ms. A runtime reader (Python) reads a thread's stack when its sample
- * is decoded, so it wants the samples drained within a millisecond of being taken. */
-void sampler__set_drain_interval(struct sampler *s, int ms);
 /* Has the reader move everything the kernel's rings hold now, and decodes it all (waits
  * 2 s at most). Returns the number of records decoded, or a negative errno. */
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h);

@@ -2,7 +2,9 @@
  * frame-pointer walk cannot reach main. Two processes (main forks once) each run
  * main -> spin -> recurse x30 -> dispatch -> alpha/beta/gamma_, the leaves sharing the
  * CPU 50/30/20 by work units. Runs argv[1] seconds. */
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +55,9 @@ int main(int argc, char **argv)
 	time_t end = time(NULL) + (argc > 1 ? atoi(argv[1]) : 10);
 	pid_t child = fork();
 
+	/* A test that kills the parent must not leave the child spinning for argv[1] s. */
+	if (child == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
+		return 1;
 	spin(end);
 	if (child > 0)
 		waitpid(child, NULL, 0);
