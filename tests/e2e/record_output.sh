@@ -5,6 +5,10 @@
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 
+# Keep a CPU busy, so that a session of an otherwise idle machine still has samples.
+( while :; do :; done ) &
+reap $!
+
 "$KILN" record -o "$T/rot" -c -d 1 -f 49 --rotating-output >"$T/rot.log" 2>&1 &
 kiln=$!
 reap $kiln

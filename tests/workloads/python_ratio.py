@@ -13,14 +13,14 @@ except NameError:
 def alpha():
     x = 0
     for i in range(7000):
-        x += i * i  # LINE:alpha
+        x = (x + i * i) & 0xffffff  # LINE:alpha
     return x
 
 
 def beta():
     x = 0
     for i in range(3000):
-        x += i * i  # LINE:beta
+        x = (x + i * i) & 0xffffff  # LINE:beta
     return x
 
 
