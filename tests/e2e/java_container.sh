@@ -7,9 +7,11 @@
 need_root
 java_setup
 command -v unshare > /dev/null || skip "unshare (util-linux) not installed"
-# the classes must stay reachable once /tmp is replaced inside the namespace
-classes=$ROOT/build/e2e-java-classes
-mkdir -p "$classes" && cp "$T"/classes/*.class "$classes/"
+# the classes must stay reachable once /tmp is replaced inside the namespace, also when
+# the checkout itself lives under /tmp
+classes=$(mktemp -d /var/tmp/kiln-java-classes.XXXXXX)
+trap 'cleanup; rm -rf "$classes"' EXIT
+cp "$T"/classes/*.class "$classes/"
 (cd "$classes" && exec unshare --mount --pid --fork --mount-proc sh -c \
 	"mount -t tmpfs none /tmp && $JDK17/bin/java -cp . JavaRatio 8; echo rc=\$?") \
 	> "$T/out" 2>&1 &
