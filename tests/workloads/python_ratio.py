@@ -12,15 +12,15 @@ except NameError:
 
 def alpha():
     x = 0
-    for i in range(7000):
-        x = (x + i * i) & 0xffffff  # LINE:alpha
+    for i in range(70000):
+        x = (x + i) & 0xffffff  # LINE:alpha
     return x
 
 
 def beta():
     x = 0
-    for i in range(3000):
-        x = (x + i * i) & 0xffffff  # LINE:beta
+    for i in range(30000):
+        x = (x + i) & 0xffffff  # LINE:beta
     return x
 
 
