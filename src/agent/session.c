@@ -49,7 +49,6 @@ struct session {
 	struct rusage start_usage;
 	struct sampler_stats start_stats;
 	uint64_t idle, filtered, unwind_errors;
-	size_t nr_attached;		/* processes with a runtime reader */
 
 	/* Scratch for one sample. */
 	uint64_t upcs[MAX_USER];
@@ -95,7 +94,6 @@ static void attach_runtime(struct session *s, struct proc *p)
 			s->retired = xrealloc(s->retired, s->alloc_retired * sizeof(*s->retired));
 		}
 		s->retired[s->nr_retired++] = (struct retired_rt){ p->rt_ops, p->rt };
-		s->nr_attached--;
 		p->rt = NULL;
 		p->rt_ops = NULL;
 	}
@@ -108,7 +106,6 @@ static void attach_runtime(struct session *s, struct proc *p)
 		p->rt = (*r)->attach(&p->ref, reason);
 		if (p->rt) {
 			p->rt_ops = *r;
-			s->nr_attached++;
 			return;
 		}
 		if (reason[0]) {
@@ -325,10 +322,8 @@ static void forget_proc(struct proc *p, void *ctx)
 {
 	struct session *s = ctx;
 
-	if (p->rt) {
+	if (p->rt)
 		p->rt_ops->detach(p->rt);
-		s->nr_attached--;
-	}
 	p->rt = NULL;
 	symbolizer__forget_process(s->sym, p->ref.pid);
 }
