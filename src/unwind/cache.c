@@ -31,12 +31,17 @@ struct unwind_cache {
 	bool rows_if_fp;
 };
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
 struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp)
@@ -129,6 +134,7 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 {
 	struct unwind_elf b, d = { .fd = -1 };
 	struct unwind_sources src = { .rows_if_fp = c->rows_if_fp };
+	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	e->err = unwind_elf_open(&b, p, m);
 	if (e->err == 0) {
@@ -146,6 +152,10 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 		e->failed_at = now_ns();
 		log_debug("failed to read the unwind tables of '%s': %s", m->path ? m->path : "?",
 			  strerror(-e->err));
+	} else {
+		log_debug("unwind table of '%s': %zu rows in %.1f ms of CPU",
+			  m->path ? m->path : "?", e->t.nrows,
+			  (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) / 1e6);
 	}
 	c->builds++;
 	e->bytes = sizeof(*e) + (e->err ? 0 : unwind_table_bytes(&e->t));
