@@ -1,11 +1,14 @@
-/* Opens the ELF behind a mapping for the unwinder, and its separate debug file, through
- * symbols/binary.h and symbols/debugfile.h; the vDSO is read from kiln's own memory. */
+/* Reads the ELF behind a mapping for the unwinder, and its separate debug file, through
+ * symbols/binary.h and symbols/debugfile.h into sparse private copies (see binary.h); the
+ * vDSO is copied from kiln's own memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gelf.h>
@@ -16,22 +19,157 @@
 #include "unwind/table.h"
 #include "util/strbuf.h"
 
-/* Wraps descriptor fd (owned from here on, also on failure) into b. */
-static int open_elf(struct unwind_elf *b, int fd)
+#define IMAGE_MAX (1ull << 36)	/* larger files are not read */
+#define PAGE 4096ull
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* The sections the unwinder and debugfile__open() read; SHT_NOTE sections (the build-id)
+ * are read too. Other sections are only looked at by their headers. */
+static const char *const wanted[] = { ".eh_frame", ".eh_frame_hdr", ".debug_frame",
+				      ".gnu_debuglink" };
+
+/* Copies [off, off + len) of file fd into b's image (clamped to the file). Returns false
+ * when the file is shorter than it was when sized: it changed while being read. */
+static bool copy_range(struct unwind_elf *b, int fd, uint64_t off, uint64_t len)
 {
-	if (fd < 0)
-		return fd;
-	b->fd = fd;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		unwind_elf_close(b);
-		return -ENOEXEC;
+	if (off >= b->map_len)
+		return true;	/* a corrupt header: libelf rejects what it points at */
+	if (len > b->map_len - off)
+		len = b->map_len - off;
+	b->bytes += len + PAGE;	/* the pages touched, about */
+	/* one fault-in for the range rather than a fault per page (Linux 5.14) */
+	uint64_t start = (off & ~(PAGE - 1));
+	madvise((char *)b->map + start, off + len - start, MADV_POPULATE_WRITE);
+	for (uint64_t done = 0; done < len;) {
+		ssize_t n = pread(fd, (char *)b->map + off + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += (uint64_t)n;
 	}
-	b->elf = elf_begin(b->fd, ELF_C_READ_MMAP, NULL);
-	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF) {
-		unwind_elf_close(b);
+	return true;
+}
+
+static bool wanted_name(const char *strtab, size_t strtab_len, uint32_t name)
+{
+	if (!strtab || name >= strtab_len)
+		return false;
+	const char *n = strtab + name;
+	size_t max = strtab_len - name;
+
+	if (!memchr(n, '\0', max))
+		return false;
+	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
+		if (strcmp(n, wanted[i]) == 0)
+			return true;
+	return false;
+}
+
+static Elf64_Shdr shdr_at(const struct unwind_elf *b, uint64_t shoff, uint64_t i)
+{
+	Elf64_Shdr sh;
+
+	memcpy(&sh, (const char *)b->map + shoff + i * sizeof(sh), sizeof(sh));
+	return sh;
+}
+
+/* Fills b's image from fd: the ELF header, program and section headers, the section name
+ * table, and the wanted sections. Returns 0 or a negative errno. */
+static int read_image(struct unwind_elf *b, int fd)
+{
+	Elf64_Ehdr eh;
+
+	if (!copy_range(b, fd, 0, sizeof(eh)) || b->map_len < sizeof(eh))
 		return -ENOEXEC;
+	memcpy(&eh, b->map, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return -ENOEXEC;
+	if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum != PN_XNUM &&
+	    !copy_range(b, fd, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))
+		return -EIO;
+	if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0 ||
+	    eh.e_shoff >= b->map_len || b->map_len - eh.e_shoff < sizeof(Elf64_Shdr))
+		return 0;	/* no section headers: no CFI sections to find */
+	if (!copy_range(b, fd, eh.e_shoff, sizeof(Elf64_Shdr)))
+		return -EIO;
+	Elf64_Shdr sh0 = shdr_at(b, eh.e_shoff, 0);
+	uint64_t shnum = eh.e_shnum ? eh.e_shnum : sh0.sh_size;	/* extended numbering */
+	uint64_t shstrndx = eh.e_shstrndx == SHN_XINDEX ? sh0.sh_link : eh.e_shstrndx;
+
+	if (shnum > (b->map_len - eh.e_shoff) / sizeof(Elf64_Shdr))
+		shnum = (b->map_len - eh.e_shoff) / sizeof(Elf64_Shdr);
+	if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum == PN_XNUM &&
+	    !copy_range(b, fd, eh.e_phoff, (uint64_t)sh0.sh_info * sizeof(Elf64_Phdr)))
+		return -EIO;
+	if (!copy_range(b, fd, eh.e_shoff, shnum * sizeof(Elf64_Shdr)))
+		return -EIO;
+
+	const char *strtab = NULL;
+	size_t strtab_len = 0;
+
+	if (shstrndx < shnum) {
+		Elf64_Shdr st = shdr_at(b, eh.e_shoff, shstrndx);
+
+		if (st.sh_type != SHT_NOBITS && st.sh_offset < b->map_len &&
+		    st.sh_size <= b->map_len - st.sh_offset) {
+			if (!copy_range(b, fd, st.sh_offset, st.sh_size))
+				return -EIO;
+			strtab = (const char *)b->map + st.sh_offset;
+			strtab_len = st.sh_size;
+		}
+	}
+	for (uint64_t i = 1; i < shnum; i++) {
+		Elf64_Shdr sh = shdr_at(b, eh.e_shoff, i);
+
+		if (sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_type != SHT_NOTE && !wanted_name(strtab, strtab_len, sh.sh_name)))
+			continue;
+		if (!copy_range(b, fd, sh.sh_offset, sh.sh_size))
+			return -EIO;
 	}
 	return 0;
+}
+
+/* Reads file fd (owned from here on, also on failure) into b. */
+static int open_elf(struct unwind_elf *b, int fd)
+{
+	struct stat st;
+	int err;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > IMAGE_MAX || elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	b->dev = st.st_dev;
+	b->ino = st.st_ino;
+	b->size = st.st_size;
+	b->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	b->map_len = (size_t)st.st_size;
+	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (b->map == MAP_FAILED) {
+		b->map = NULL;
+		close(fd);
+		return -ENOMEM;
+	}
+	err = read_image(b, fd);
+	close(fd);
+	if (err == 0) {
+		b->elf = elf_memory(b->map, b->map_len);
+		if (!b->elf || elf_kind(b->elf) != ELF_K_ELF)
+			err = -ENOEXEC;
+	}
+	if (err)
+		unwind_elf_close(b);
+	return err;
 }
 
 /* The kernel's vDSO is the same image in every process: use kiln's own copy. */
@@ -52,6 +190,7 @@ static int open_vdso(struct unwind_elf *b)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
 	b->mem = xmalloc(size);
+	b->bytes = size;
 	memcpy(b->mem, img, size);
 	b->elf = elf_memory(b->mem, size);
 	if (!b->elf) {
@@ -64,7 +203,6 @@ static int open_vdso(struct unwind_elf *b)
 int unwind_elf_open(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m)
 {
 	memset(b, 0, sizeof(*b));
-	b->fd = -1;
 	if (m->path && strcmp(m->path, "[vdso]") == 0)
 		return open_vdso(b);
 	if (!binary__has_file(m))
@@ -72,15 +210,20 @@ int unwind_elf_open(struct unwind_elf *b, const struct proc_ref *p, const struct
 	return open_elf(b, binary__open(p, m));
 }
 
+bool unwind_elf_same_file(const struct unwind_elf *a, const struct unwind_elf *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns;
+}
+
 void unwind_elf_close(struct unwind_elf *b)
 {
 	if (b->elf)
 		elf_end(b->elf);
-	if (b->fd >= 0)
-		close(b->fd);
+	if (b->map)
+		munmap(b->map, b->map_len);
 	free(b->mem);
 	memset(b, 0, sizeof(*b));
-	b->fd = -1;
 }
 
 int unwind_elf_open_debug(struct unwind_elf *d, const struct unwind_elf *b,
@@ -89,7 +232,6 @@ int unwind_elf_open_debug(struct unwind_elf *d, const struct unwind_elf *b,
 	char root[64];
 
 	memset(d, 0, sizeof(*d));
-	d->fd = -1;
 	if (!binary__has_file(m))
 		return -ENOENT;
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);

@@ -1,7 +1,19 @@
 /* Opening the ELF file behind a mapping, as the sampled process sees it, and its separate
- * debug file. Internal to src/unwind/. */
+ * debug file. Internal to src/unwind/.
+ *
+ * The unwinder keeps a binary's CFI open for as long as it compiles FDEs lazily, so a
+ * mapping of the file would turn a truncation on disk (a package upgrade that rewrites a
+ * library in place) into SIGBUS. It reads instead what it needs (the ELF and section
+ * headers, notes, .gnu_debuglink and the CFI sections) with pread into a private
+ * anonymous copy of the file's size: untouched pages cost no memory, and later changes to
+ * the file cannot reach the copy. No descriptor stays open. */
 #ifndef KILN_UNWIND_BINARY_H
 #define KILN_UNWIND_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include <libelf.h>
 
@@ -9,21 +21,33 @@
 
 struct unwind_elf {
 	Elf *elf;
-	int fd;		/* -1 for the vDSO, which is read from memory */
-	void *mem;	/* the vDSO image copy, or NULL */
+	void *map;		/* the sparse copy of a file, or NULL */
+	size_t map_len;
+	void *mem;		/* the vDSO image copy, or NULL */
+	size_t bytes;		/* memory the copy holds (pages read) */
+	/* the file when it was read, to tell whether it changed since */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns;
 };
 
-/* Opens the binary of mapping m of process p with binary__open() (map_files, the
+/* Reads the binary of mapping m of process p through binary__open() (map_files, the
  * process's root, the host); "[vdso]" is read from kiln's own vDSO (the kernel maps the
  * same image in every process). Returns 0, or a negative errno (-ENOENT for memory with
- * no file). Close with unwind_elf_close(). */
+ * no file, -ENOEXEC for a file that is not a 64-bit ELF, -EIO for a short read). Close
+ * with unwind_elf_close(). */
 int unwind_elf_open(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m);
 
-/* Opens the separate debug file of binary b (mapping m of p) when it holds .debug_frame,
+/* Reads the separate debug file of binary b (mapping m of p) when it holds .debug_frame,
  * found by debugfile__open() (build-id directory, .gnu_debuglink with its CRC) under the
  * process's root and on the host. Returns 0, or -ENOENT. */
 int unwind_elf_open_debug(struct unwind_elf *d, const struct unwind_elf *b,
 			  const struct proc_ref *p, const struct mapping *m);
+
+/* True when a and b were read from the same unchanged file: device, inode, size and
+ * modification time (two vDSO copies are the same). */
+bool unwind_elf_same_file(const struct unwind_elf *a, const struct unwind_elf *b);
 
 /* Releases b (accepts one already closed, or one whose open failed). */
 void unwind_elf_close(struct unwind_elf *b);

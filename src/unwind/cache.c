@@ -1,8 +1,13 @@
-/* The per-binary cache of compiled unwind tables (see cache.h). */
+/* The per-binary cache of lazily compiled unwind tables (see cache.h). Two lists: every
+ * entry in least-recently-used order (evicted by bytes), and the entries whose CFI is
+ * open in least-recently-compiled order (closed by count and idle time). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <elfutils/libdwelf.h>
 
 #include "unwind/binary.h"
 #include "unwind/cache.h"
@@ -11,6 +16,8 @@
 #include "util/strbuf.h"
 
 #define RETRY_NS (10ull * 1000000000ull)	/* a binary that failed is retried after this */
+#define IDLE_NS (30ull * 1000000000ull)	/* open CFI unused this long is closed */
+#define MAX_OPEN 128
 #define KEY_MAX (1 + MAPPING_BUILD_ID_MAX + 16)
 
 struct entry {
@@ -19,6 +26,14 @@ struct entry {
 	uint64_t failed_at;	/* when err was set, for the retry */
 	size_t bytes;
 	struct entry *prev, *next;	/* LRU list, most recent first */
+	/* the open CFI, and what it reads */
+	bool open;
+	struct unwind_elf b, d;
+	struct unwind_cfi cfi;
+	struct entry *oprev, *onext;	/* open list, most recently compiled first */
+	uint64_t used_at;		/* last compile */
+	uint64_t reopen_failed_at;	/* 0, or when reading the binary again failed */
+	struct unwind_elf file;		/* the binary's identity when first read (no data) */
 	uint8_t key[KEY_MAX];
 	size_t keylen;
 };
@@ -26,8 +41,10 @@ struct entry {
 struct unwind_cache {
 	struct hashmap *map;	/* key -> struct entry */
 	struct entry lru;	/* list head */
+	struct entry opened;	/* open list head */
+	unsigned nopen, max_open;
 	uint64_t bytes, limit;
-	uint64_t builds, evictions;
+	uint64_t builds, evictions, reopens;
 	bool rows_if_fp;
 };
 
@@ -50,13 +67,65 @@ struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp)
 
 	c->map = hashmap__new();
 	c->lru.prev = c->lru.next = &c->lru;
+	c->opened.oprev = c->opened.onext = &c->opened;
+	c->max_open = MAX_OPEN;
 	c->limit = limit;
 	c->rows_if_fp = rows_if_fp;
 	return c;
 }
 
-static void entry_free(struct entry *e)
+void unwind_cache__set_max_open(struct unwind_cache *c, unsigned n)
 {
+	c->max_open = n ? n : 1;
+}
+
+/* The bytes e holds: its table, and its open CFI with the copies it reads. */
+static void account(struct unwind_cache *c, struct entry *e)
+{
+	c->bytes -= e->bytes;
+	e->bytes = sizeof(*e) + unwind_table_bytes(&e->t);
+	if (e->open)
+		e->bytes += e->b.bytes + e->d.bytes + unwind_cfi_bytes(&e->cfi, &e->t);
+	c->bytes += e->bytes;
+}
+
+static void close_cfi(struct unwind_cache *c, struct entry *e)
+{
+	if (!e->open)
+		return;
+	e->oprev->onext = e->onext;
+	e->onext->oprev = e->oprev;
+	c->nopen--;
+	e->open = false;
+	unwind_cfi_close(&e->cfi);
+	unwind_elf_close(&e->d);
+	unwind_elf_close(&e->b);
+	account(c, e);
+}
+
+/* Moves e to the front of the open list (adding it), closing the least recently compiled
+ * others beyond the limit. */
+static void touch_open(struct unwind_cache *c, struct entry *e)
+{
+	if (e->open) {
+		e->oprev->onext = e->onext;
+		e->onext->oprev = e->oprev;
+	} else {
+		e->open = true;
+		c->nopen++;
+	}
+	e->onext = c->opened.onext;
+	e->oprev = &c->opened;
+	c->opened.onext->oprev = e;
+	c->opened.onext = e;
+	e->used_at = now_ns();
+	while (c->nopen > c->max_open && c->opened.oprev != e)
+		close_cfi(c, c->opened.oprev);
+}
+
+static void entry_free(struct unwind_cache *c, struct entry *e)
+{
+	close_cfi(c, e);
 	unwind_table_release(&e->t);
 	free(e);
 }
@@ -67,7 +136,7 @@ void unwind_cache__free(struct unwind_cache *c)
 		return;
 	for (struct entry *e = c->lru.next, *next; e != &c->lru; e = next) {
 		next = e->next;
-		entry_free(e);
+		entry_free(c, e);
 	}
 	hashmap__free(c->map);
 	free(c);
@@ -120,46 +189,98 @@ static void evict(struct unwind_cache *c, const struct entry *keep)
 		if (e != keep) {
 			lru_unlink(e);
 			hashmap__remove(c->map, e->key, e->keylen);
+			close_cfi(c, e);
 			c->bytes -= e->bytes;
 			c->evictions++;
-			entry_free(e);
+			entry_free(c, e);
 		}
 		e = prev;
 	}
 }
 
-/* Reads and compiles the binary of m into e. */
+/* Reads the binary of m, and its separate debug file when with_debug says so (-1: when
+ * the binary has no .debug_frame of its own), into e->b and e->d. */
+static int read_binary(struct entry *e, const struct proc_ref *p, const struct mapping *m,
+		       int with_debug, struct unwind_sources *src)
+{
+	int err = unwind_elf_open(&e->b, p, m);
+
+	memset(&e->d, 0, sizeof(e->d));
+	if (err)
+		return err;
+	src->elf = e->b.elf;
+	src->debug = NULL;
+	if (with_debug < 0)
+		with_debug = !unwind_elf_has_section(e->b.elf, ".debug_frame");
+	if (with_debug && unwind_elf_open_debug(&e->d, &e->b, p, m) == 0)
+		src->debug = e->d.elf;
+	return 0;
+}
+
+/* Reads and lists the binary of m into e. */
 static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
 		  const struct mapping *m)
 {
-	struct unwind_elf b, d = { .fd = -1 };
 	struct unwind_sources src = { .rows_if_fp = c->rows_if_fp };
 	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	e->err = unwind_elf_open(&b, p, m);
+	e->err = read_binary(e, p, m, -1, &src);
 	if (e->err == 0) {
-		src.elf = b.elf;
-		/* .eh_frame may cover only the C runtime's few functions when the code was
-		 * built -fno-asynchronous-unwind-tables: its .debug_frame is in a debug file */
-		if (!unwind_elf_has_section(b.elf, ".debug_frame") &&
-		    unwind_elf_open_debug(&d, &b, p, m) == 0)
-			src.debug = d.elf;
-		e->err = unwind_table_build(&e->t, &src);
-		unwind_elf_close(&d);
-		unwind_elf_close(&b);
+		e->err = unwind_table_init(&e->t, &src, &e->cfi);
+		e->file = e->b;
+		e->file.elf = NULL, e->file.map = e->file.mem = NULL;
+		if (e->err == 0 && e->t.nfde > 0) {
+			touch_open(c, e);
+		} else {
+			unwind_elf_close(&e->d);
+			unwind_elf_close(&e->b);
+		}
 	}
 	if (e->err) {
 		e->failed_at = now_ns();
 		log_debug("failed to read the unwind tables of '%s': %s", m->path ? m->path : "?",
 			  strerror(-e->err));
 	} else {
-		log_debug("unwind table of '%s': %zu rows in %.1f ms of CPU",
-			  m->path ? m->path : "?", e->t.nrows,
+		log_debug("unwind table of '%s': %zu FDEs (%zu sampled for frame pointers) in "
+			  "%.1f ms of CPU", m->path ? m->path : "?", e->t.nfde, e->t.nfdes,
 			  (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) / 1e6);
 	}
 	c->builds++;
-	e->bytes = sizeof(*e) + (e->err ? 0 : unwind_table_bytes(&e->t));
-	c->bytes += e->bytes;
+	account(c, e);
+}
+
+/* Reads e's binary again through p to compile more FDEs. Returns false when it cannot be
+ * read or is no longer the binary the table was listed from. */
+static bool reopen(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
+		   const struct mapping *m)
+{
+	struct unwind_sources src = { .rows_if_fp = c->rows_if_fp };
+	const void *id;
+	int err;
+
+	if (e->reopen_failed_at && now_ns() - e->reopen_failed_at < RETRY_NS)
+		return false;
+	err = read_binary(e, p, m, e->t.secs[SRC_DBG].size != 0, &src);
+	if (err == 0 && e->key[0] == 'B' &&
+	    (dwelf_elf_gnu_build_id(e->b.elf, &id) != (ssize_t)(e->keylen - 1) ||
+	     memcmp(id, e->key + 1, e->keylen - 1) != 0))
+		err = -ESTALE;
+	if (err == 0 && e->key[0] == 'I' && !unwind_elf_same_file(&e->file, &e->b))
+		err = -ESTALE;
+	if (err == 0)
+		err = unwind_cfi_open(&e->cfi, &e->t, &src);
+	if (err) {
+		unwind_elf_close(&e->d);
+		unwind_elf_close(&e->b);
+		e->reopen_failed_at = now_ns();
+		log_debug("failed to read '%s' again for its unwind table: %s",
+			  m->path ? m->path : "?", strerror(-err));
+		return false;
+	}
+	e->reopen_failed_at = 0;
+	c->reopens++;
+	touch_open(c, e);
+	return true;
 }
 
 const struct unwind_table *unwind_cache__get(struct unwind_cache *c, const struct proc_ref *p,
@@ -172,6 +293,8 @@ const struct unwind_table *unwind_cache__get(struct unwind_cache *c, const struc
 
 	if (len == 0)
 		return NULL;
+	if (c->nopen && now_ns() - c->opened.oprev->used_at > IDLE_NS)
+		close_cfi(c, c->opened.oprev);
 	void **slot = hashmap__insert(c->map, key, len, &created);
 
 	if (created) {
@@ -189,12 +312,40 @@ const struct unwind_table *unwind_cache__get(struct unwind_cache *c, const struc
 			lru_push_front(c, e);
 		}
 		if (e->err && now_ns() - e->failed_at > RETRY_NS) {
-			c->bytes -= e->bytes;
 			build(c, e, p, m);
 			evict(c, e);
 		}
 	}
 	return e->err ? NULL : &e->t;
+}
+
+const struct unwind_rule *unwind_cache__find(struct unwind_cache *c, const struct unwind_table *t,
+					     const struct proc_ref *p, const struct mapping *m,
+					     uint64_t vaddr)
+{
+	struct entry *e = (struct entry *)((char *)t - offsetof(struct entry, t));
+	size_t compiled = e->t.compiled;
+	const struct unwind_rule *r;
+	bool need = false;
+
+	if (!e->open) {
+		r = unwind_table_find(&e->t, vaddr, NULL, &need);
+		if (!need || !reopen(c, e, p, m))
+			return r;
+	}
+	r = unwind_table_find(&e->t, vaddr, &e->cfi, NULL);
+	if (e->t.compiled != compiled) {
+		touch_open(c, e);
+		account(c, e);
+		evict(c, e);
+	}
+	return r;
+}
+
+uint64_t unwind_cache__table_bytes(const struct unwind_cache *c, const struct unwind_table *t)
+{
+	(void)c;
+	return ((const struct entry *)((const char *)t - offsetof(struct entry, t)))->bytes;
 }
 
 uint64_t unwind_cache__bytes(const struct unwind_cache *c)
@@ -210,4 +361,14 @@ uint64_t unwind_cache__builds(const struct unwind_cache *c)
 uint64_t unwind_cache__evictions(const struct unwind_cache *c)
 {
 	return c->evictions;
+}
+
+uint64_t unwind_cache__reopens(const struct unwind_cache *c)
+{
+	return c->reopens;
+}
+
+unsigned unwind_cache__open(const struct unwind_cache *c)
+{
+	return c->nopen;
 }

@@ -1,5 +1,14 @@
-/* Compiled unwind tables, one per binary, shared by every process that maps it, keyed by
- * build-id (or device and inode), bounded in bytes and evicted least-recently-used.
+/* Unwind tables, one per binary, shared by every process that maps it, keyed by build-id
+ * (or device and inode), bounded in bytes and evicted least-recently-used.
+ *
+ * A table starts as the sorted list of its binary's FDEs; each FDE's rows are compiled
+ * the first time a sample needs them. While FDEs may still be compiled, the cache keeps
+ * the binary's CFI open (a private copy of its CFI sections, no descriptor): at most a
+ * fixed number of binaries at once, least-recently-compiled closed first, and any left
+ * idle for half a minute. A closed binary is read again through the sample's process on
+ * the next FDE not compiled yet, and used only if it is the same binary (build-id, or
+ * device, inode, size and mtime; same headers and CFI sections): a binary replaced,
+ * truncated or deleted since gives "no CFI" for the FDEs not compiled, never a wrong row.
  * Binaries are opened through /proc/<pid>/map_files or /proc/<pid>/root while the
  * process lives; separate debug files are found by build-id or .gnu_debuglink under the
  * process's root. Nothing is written to disk. Internal to src/unwind/. */
@@ -14,21 +23,39 @@
 
 struct unwind_cache;
 
-/* limit bounds the bytes of all tables. rows_if_fp: keep rows for frame-pointer binaries
- * (dwarf mode) rather than only their classification (smart mode). */
+/* limit bounds the bytes of all tables and open CFI. rows_if_fp: keep rows for
+ * frame-pointer binaries (dwarf mode) rather than only their classification (smart
+ * mode). */
 struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp);
 void unwind_cache__free(struct unwind_cache *c);	/* accepts NULL */
 
-/* Returns the table of the binary behind m in process p, compiling it on first use, or
- * NULL when m has no file (anonymous or JIT memory) or the binary cannot be read (a
+/* Sets how many binaries may have their CFI open at once (default 128, at least 1). */
+void unwind_cache__set_max_open(struct unwind_cache *c, unsigned n);
+
+/* Returns the table of the binary behind m in process p, listing its FDEs on first use,
+ * or NULL when m has no file (anonymous or JIT memory) or the binary cannot be read (a
  * failure is remembered for a few seconds, not retried per sample). The table stays
  * valid until the next call. */
 const struct unwind_table *unwind_cache__get(struct unwind_cache *c, const struct proc_ref *p,
 					     const struct mapping *m);
 
-/* Bytes held, and tables compiled and evicted so far. */
+/* Returns the rule at vaddr of table t, just returned by unwind_cache__get() for m in p,
+ * or NULL when no CFI covers vaddr. Compiles the FDE the first time, reading the binary
+ * again through p when its CFI was closed; when that fails (the process is gone, the
+ * binary changed) NULL is returned and the read retried after a few seconds. The rule is
+ * valid until the next call. */
+const struct unwind_rule *unwind_cache__find(struct unwind_cache *c, const struct unwind_table *t,
+					     const struct proc_ref *p, const struct mapping *m,
+					     uint64_t vaddr);
+
+/* Bytes the cache holds for table t: its rows and, while open, its CFI. */
+uint64_t unwind_cache__table_bytes(const struct unwind_cache *c, const struct unwind_table *t);
+
+/* Bytes held; tables built and evicted; binaries read again, and with CFI open now. */
 uint64_t unwind_cache__bytes(const struct unwind_cache *c);
 uint64_t unwind_cache__builds(const struct unwind_cache *c);
 uint64_t unwind_cache__evictions(const struct unwind_cache *c);
+uint64_t unwind_cache__reopens(const struct unwind_cache *c);
+unsigned unwind_cache__open(const struct unwind_cache *c);
 
 #endif

@@ -1,6 +1,8 @@
-/* Lists the pc range of every FDE of a .eh_frame or .debug_frame section. libdw finds
- * the frame state at a given pc but has no call that lists the FDEs, so this walks the
- * section with dwarf_next_cfi() and decodes each FDE's initial_location per its CIE. */
+/* Lists the pc range of every FDE of a .eh_frame or .debug_frame section, and compiles
+ * one FDE into rows. libdw finds the frame state at a given pc but has no call that lists
+ * the FDEs, so the listing walks the section with dwarf_next_cfi() and decodes each FDE's
+ * initial_location per its CIE. Compiling asks dwarf_cfi_addrframe() for the frame state
+ * of each row and reduces it to a CFA rule and an rbp rule. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,9 @@
 #include "util/hashmap.h"
 #include "util/strbuf.h"
 
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
 #define ENC_OMIT 0xff
 #define ENC_BAD 0xfe
 
@@ -200,4 +205,168 @@ void fde_list_release(struct fde_list *l)
 {
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+
+/* An offset(N) rule as libdw gives it: DW_OP_call_frame_cfa [DW_OP_plus_uconst N]. */
+static bool cfa_offset_rule(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (nops < 1 || nops > 2 || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (nops == 1) {
+		*off = 0;
+		return true;
+	}
+	if (ops[1].atom != DW_OP_plus_uconst)
+		return false;
+	*off = (int64_t)ops[1].number;
+	return true;
+}
+
+/* The expression binutils emits for .plt entries:
+ * breg7 N; breg16 0; lit15; and; litK; ge; lit3; shl; plus. */
+static bool plt_rule(const Dwarf_Op *ops, size_t nops, int64_t *off, int *threshold)
+{
+	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[1].atom != DW_OP_breg16 ||
+	    ops[1].number != 0 || ops[2].atom != DW_OP_lit15 || ops[3].atom != DW_OP_and ||
+	    ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 || ops[5].atom != DW_OP_ge ||
+	    ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
+		return false;
+	*off = (int64_t)ops[0].number;
+	*threshold = ops[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/* A register saved by DW_CFA_expression at rsp + N, as libdw gives it:
+ * DW_OP_call_frame_cfa (pushed per the DWARF rules, unused); DW_OP_breg7 N. */
+static bool rsp_slot(Dwarf_Frame *f, int reg, int64_t *slot)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(f, reg, mem, &ops, &nops) != 0 || nops != 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_breg7)
+		return false;
+	*slot = (int64_t)ops[1].number;
+	return true;
+}
+
+/* glibc's x86_64 signal trampoline: CFA = *(rsp + N), rip at rsp + N + 8, rbp at rsp + K
+ * (the sigcontext the kernel pushed). */
+static bool signal_rule(Dwarf_Frame *f, struct unwind_rule *r)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+	int64_t rip, rbp;
+
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 2 || ops[0].atom != DW_OP_breg7 ||
+	    ops[1].atom != DW_OP_deref)
+		return false;
+	int64_t rsp = (int64_t)ops[0].number;
+	if (rsp < 0 || rsp > 4096 || !rsp_slot(f, REG_RA, &rip) || rip != rsp + 8 ||
+	    !rsp_slot(f, REG_RBP, &rbp) || rbp < 0 || rbp > 4096)
+		return false;
+	r->cfa = CFA_SIGNAL;
+	r->off = (int32_t)rsp;
+	r->aux = (int16_t)rbp;
+	r->rbp = RBP_AT_CFA;
+	return true;
+}
+
+/* Reduces one frame state to a row. */
+static void classify(Dwarf_Frame *f, bool signal, struct unwind_rule *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+	int thr;
+
+	r->cfa = CFA_BAD;
+	r->rbp = RBP_LOST;
+	r->off = 0;
+	r->aux = 0;
+	if (signal && signal_rule(f, r))
+		return;
+	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops) != 0)
+		return;
+	if (nops == 0) {
+		if (ops)	/* undefined: the outermost frame */
+			r->cfa = CFA_END;
+		return;
+	}
+	if (!cfa_offset_rule(ops, nops, &off) || off != -8)
+		return;
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
+		return;
+	if (nops == 1 && (ops[0].atom == DW_OP_bregx || ops[0].atom == DW_OP_breg6 ||
+			  ops[0].atom == DW_OP_breg7)) {
+		uint64_t reg = ops[0].atom == DW_OP_bregx ? ops[0].number
+							   : (uint64_t)(ops[0].atom - DW_OP_breg0);
+		off = (int64_t)(ops[0].atom == DW_OP_bregx ? ops[0].number2 : ops[0].number);
+		if ((reg != REG_RSP && reg != REG_RBP) || off < INT32_MIN || off > INT32_MAX)
+			return;
+		r->cfa = reg == REG_RSP ? CFA_RSP : CFA_RBP;
+		r->off = (int32_t)off;
+	} else if (plt_rule(ops, nops, &off, &thr) && off >= 0 && off <= INT32_MAX) {
+		r->cfa = CFA_PLT;
+		r->off = (int32_t)off;
+		r->aux = (int16_t)thr;
+		return;		/* PLT code never touches rbp */
+	} else {
+		return;
+	}
+	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &nops) != 0)
+		return;
+	if (nops == 0 && !ops)
+		r->rbp = RBP_SAME;
+	else if (cfa_offset_rule(ops, nops, &off) && off >= INT16_MIN && off <= INT16_MAX) {
+		r->rbp = RBP_AT_CFA;
+		r->aux = (int16_t)off;
+	}
+}
+
+void fde_rows_push(struct fde_rows *rv, uint32_t pc, const struct unwind_rule *r)
+{
+	if (rv->n == rv->alloc) {
+		rv->alloc = rv->alloc ? 2 * rv->alloc : 64;
+		rv->v = xrealloc(rv->v, rv->alloc * sizeof(*rv->v));
+	}
+	rv->v[rv->n].rule = *r;
+	rv->v[rv->n].pc = pc;
+	rv->n++;
+}
+
+bool fde_compile(Dwarf_CFI *cfi, uint64_t base, uint64_t lo, uint64_t hi, struct fde_rows *rv)
+{
+	uint64_t pc = lo;
+	bool fp = false;
+	struct unwind_rule r;
+
+	if (lo < base || hi - base > UINT32_MAX)
+		return false;
+	while (pc < hi) {
+		Dwarf_Frame *f;
+		Dwarf_Addr start, end;
+		bool signal = false;
+
+		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0)
+			break;
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0) {
+			free(f);
+			break;
+		}
+		classify(f, signal, &r);
+		free(f);
+		if (r.cfa == CFA_RBP && r.off == 16 && r.rbp == RBP_AT_CFA && r.aux == -16) {
+			fp = true;
+			if (!rv)
+				break;	/* classifying only: the answer is known */
+		}
+		if (rv)
+			fde_rows_push(rv, (uint32_t)(pc - base), &r);
+		if (end <= pc)
+			break;
+		pc = end;
+	}
+	return fp;
 }

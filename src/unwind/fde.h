@@ -1,4 +1,5 @@
-/* The pc ranges of the FDEs of a CFI section. Internal to src/unwind/. */
+/* The pc ranges of the FDEs of a CFI section, and the rows of one FDE. Internal to
+ * src/unwind/. */
 #ifndef KILN_UNWIND_FDE_H
 #define KILN_UNWIND_FDE_H
 
@@ -6,7 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <elfutils/libdw.h>
 #include <libelf.h>
+
+#include "unwind/table.h"
 
 struct fde_range {
 	uint64_t lo, hi;	/* [lo, hi) in the binary's vaddrs */
@@ -24,5 +28,26 @@ struct fde_list {
 int fde_list_add(struct fde_list *l, Elf *elf, Elf_Scn *scn, bool eh_frame);
 /* Frees l's ranges and leaves it empty. */
 void fde_list_release(struct fde_list *l);
+
+/* A row while an FDE is compiled: it covers [pc, the next row's pc), relative to a base. */
+struct fde_row {
+	uint32_t pc;
+	struct unwind_rule rule;
+};
+
+struct fde_rows {
+	struct fde_row *v;
+	size_t n, alloc;
+};
+
+/* Appends a row to rv. */
+void fde_rows_push(struct fde_rows *rv, uint32_t pc, const struct unwind_rule *r);
+
+/* Compiles the FDE of cfi that covers [lo, hi) (vaddrs) into rows relative to base,
+ * appended to rv in address order; none when lo < base or hi is more than 4 GiB above
+ * base, and the rows stop where libdw fails. With rv NULL only classifies. Returns true
+ * when the FDE sets up an rbp frame (push rbp; mov rsp, rbp: CFA = rbp + 16 with rbp saved
+ * at CFA - 16). The CFI is untrusted: any rule we do not support becomes CFA_BAD. */
+bool fde_compile(Dwarf_CFI *cfi, uint64_t base, uint64_t lo, uint64_t hi, struct fde_rows *rv);
 
 #endif

@@ -1,7 +1,8 @@
-/* Compiles a binary's CFI into a sorted row table (see table.h). For every FDE, libdw's
- * dwarf_cfi_addrframe() gives the frame state of one row and the pc range it covers;
- * each state is reduced to a CFA rule and an rbp rule, then rows are sorted, the gaps
- * between FDEs marked CFA_NONE, and equal neighbours merged. */
+/* A binary's CFI as a lazily compiled row table (see table.h). At first use the FDEs of
+ * every source are listed and merged into one sorted index, with the same precedence the
+ * sources always had; a lookup finds the FDE by binary search, compiles its rows with
+ * fde_compile() the first time, merges equal neighbours, and appends them to the table's
+ * growing row arrays with their rules deduplicated. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,252 +16,10 @@
 #include "util/hashmap.h"
 #include "util/strbuf.h"
 
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RA 16
 #define FP_SAMPLE 256	/* FDEs looked at to decide whether a binary keeps frame pointers */
-
-/* A row while the table is built. */
-struct unwind_row {
-	uint32_t pc;		/* first vaddr of the row, minus the table's base */
-	struct unwind_rule rule;
-};
-
-struct row_vec {
-	struct unwind_row *v;
-	size_t n, alloc;
-};
-
-/* An offset(N) rule as libdw gives it: DW_OP_call_frame_cfa [DW_OP_plus_uconst N]. */
-static bool cfa_offset_rule(const Dwarf_Op *ops, size_t nops, int64_t *off)
-{
-	if (nops < 1 || nops > 2 || ops[0].atom != DW_OP_call_frame_cfa)
-		return false;
-	if (nops == 1) {
-		*off = 0;
-		return true;
-	}
-	if (ops[1].atom != DW_OP_plus_uconst)
-		return false;
-	*off = (int64_t)ops[1].number;
-	return true;
-}
-
-/* The expression binutils emits for .plt entries:
- * breg7 N; breg16 0; lit15; and; litK; ge; lit3; shl; plus. */
-static bool plt_rule(const Dwarf_Op *ops, size_t nops, int64_t *off, int *threshold)
-{
-	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[1].atom != DW_OP_breg16 ||
-	    ops[1].number != 0 || ops[2].atom != DW_OP_lit15 || ops[3].atom != DW_OP_and ||
-	    ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 || ops[5].atom != DW_OP_ge ||
-	    ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
-		return false;
-	*off = (int64_t)ops[0].number;
-	*threshold = ops[4].atom - DW_OP_lit0;
-	return true;
-}
-
-/* A register saved by DW_CFA_expression at rsp + N, as libdw gives it:
- * DW_OP_call_frame_cfa (pushed per the DWARF rules, unused); DW_OP_breg7 N. */
-static bool rsp_slot(Dwarf_Frame *f, int reg, int64_t *slot)
-{
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
-
-	if (dwarf_frame_register(f, reg, mem, &ops, &nops) != 0 || nops != 2 ||
-	    ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_breg7)
-		return false;
-	*slot = (int64_t)ops[1].number;
-	return true;
-}
-
-/* glibc's x86_64 signal trampoline: CFA = *(rsp + N), rip at rsp + N + 8, rbp at rsp + K
- * (the sigcontext the kernel pushed). */
-static bool signal_rule(Dwarf_Frame *f, struct unwind_rule *r)
-{
-	Dwarf_Op *ops;
-	size_t nops;
-	int64_t rip, rbp;
-
-	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 2 || ops[0].atom != DW_OP_breg7 ||
-	    ops[1].atom != DW_OP_deref)
-		return false;
-	int64_t rsp = (int64_t)ops[0].number;
-	if (rsp < 0 || rsp > 4096 || !rsp_slot(f, REG_RA, &rip) || rip != rsp + 8 ||
-	    !rsp_slot(f, REG_RBP, &rbp) || rbp < 0 || rbp > 4096)
-		return false;
-	r->cfa = CFA_SIGNAL;
-	r->off = (int32_t)rsp;
-	r->aux = (int16_t)rbp;
-	r->rbp = RBP_AT_CFA;
-	return true;
-}
-
-/* Reduces one frame state to a row. */
-static void classify(Dwarf_Frame *f, bool signal, struct unwind_rule *r)
-{
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
-	int64_t off;
-	int thr;
-
-	r->cfa = CFA_BAD;
-	r->rbp = RBP_LOST;
-	r->off = 0;
-	r->aux = 0;
-	if (signal && signal_rule(f, r))
-		return;
-	if (dwarf_frame_register(f, REG_RA, mem, &ops, &nops) != 0)
-		return;
-	if (nops == 0) {
-		if (ops)	/* undefined: the outermost frame */
-			r->cfa = CFA_END;
-		return;
-	}
-	if (!cfa_offset_rule(ops, nops, &off) || off != -8)
-		return;
-	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0)
-		return;
-	if (nops == 1 && (ops[0].atom == DW_OP_bregx || ops[0].atom == DW_OP_breg6 ||
-			  ops[0].atom == DW_OP_breg7)) {
-		uint64_t reg = ops[0].atom == DW_OP_bregx ? ops[0].number
-							   : (uint64_t)(ops[0].atom - DW_OP_breg0);
-		off = (int64_t)(ops[0].atom == DW_OP_bregx ? ops[0].number2 : ops[0].number);
-		if ((reg != REG_RSP && reg != REG_RBP) || off < INT32_MIN || off > INT32_MAX)
-			return;
-		r->cfa = reg == REG_RSP ? CFA_RSP : CFA_RBP;
-		r->off = (int32_t)off;
-	} else if (plt_rule(ops, nops, &off, &thr) && off >= 0 && off <= INT32_MAX) {
-		r->cfa = CFA_PLT;
-		r->off = (int32_t)off;
-		r->aux = (int16_t)thr;
-		return;		/* PLT code never touches rbp */
-	} else {
-		return;
-	}
-	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &nops) != 0)
-		return;
-	if (nops == 0 && !ops)
-		r->rbp = RBP_SAME;
-	else if (cfa_offset_rule(ops, nops, &off) && off >= INT16_MIN && off <= INT16_MAX) {
-		r->rbp = RBP_AT_CFA;
-		r->aux = (int16_t)off;
-	}
-}
-
-static void push_row(struct row_vec *rv, uint64_t pc_rel, const struct unwind_rule *r)
-{
-	if (rv->n == rv->alloc) {
-		rv->alloc = rv->alloc ? 2 * rv->alloc : 1024;
-		rv->v = xrealloc(rv->v, rv->alloc * sizeof(*rv->v));
-	}
-	rv->v[rv->n].rule = *r;
-	rv->v[rv->n].pc = (uint32_t)pc_rel;
-	rv->n++;
-}
-
-/* Compiles the rows of one FDE [lo, hi). Returns true when the FDE sets up an rbp frame
- * (push rbp; mov rsp, rbp: CFA = rbp + 16 with rbp saved at CFA - 16). */
-static bool compile_fde(Dwarf_CFI *cfi, uint64_t base, uint64_t lo, uint64_t hi,
-			struct row_vec *rv)
-{
-	uint64_t pc = lo;
-	bool fp = false;
-	struct unwind_rule r;
-
-	if (lo < base || hi - base > UINT32_MAX)
-		return false;
-	while (pc < hi) {
-		Dwarf_Frame *f;
-		Dwarf_Addr start, end;
-		bool signal = false;
-
-		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0)
-			break;
-		if (dwarf_frame_info(f, &start, &end, &signal) < 0) {
-			free(f);
-			break;
-		}
-		classify(f, signal, &r);
-		free(f);
-		if (r.cfa == CFA_RBP && r.off == 16 && r.rbp == RBP_AT_CFA && r.aux == -16)
-			fp = true;
-		if (rv)
-			push_row(rv, pc - base, &r);
-		if (end <= pc)
-			break;
-		pc = end;
-	}
-	if (rv) {
-		memset(&r, 0, sizeof(r));
-		r.cfa = CFA_NONE;
-		push_row(rv, hi - base, &r);
-	}
-	return fp;
-}
-
-static int row_cmp(const void *a, const void *b)
-{
-	const struct unwind_row *x = a, *y = b;
-
-	if (x->pc != y->pc)
-		return x->pc < y->pc ? -1 : 1;
-	/* at one pc, a gap marker sorts first so that the real row wins */
-	return (y->rule.cfa == CFA_NONE) - (x->rule.cfa == CFA_NONE);
-}
-
-static bool rule_same(const struct unwind_rule *a, const struct unwind_rule *b)
-{
-	return a->cfa == b->cfa && a->rbp == b->rbp && a->off == b->off && a->aux == b->aux;
-}
-
-/* Sorts rows, keeps the last row at each pc, merges neighbours with the same rule, and
- * stores them into t as pcs plus indexes into a deduplicated rule array. */
-static void finish_rows(struct unwind_table *t, struct row_vec *rv)
-{
-	size_t out = 0;
-	struct hashmap *seen;
-
-	if (rv->n == 0)
-		return;
-	/* FDEs are compiled in address order, so rows usually come sorted already */
-	for (size_t i = 1; i < rv->n; i++)
-		if (row_cmp(&rv->v[i - 1], &rv->v[i]) > 0) {
-			qsort(rv->v, rv->n, sizeof(*rv->v), row_cmp);
-			break;
-		}
-	for (size_t i = 0; i < rv->n; i++) {
-		if (i + 1 < rv->n && rv->v[i + 1].pc == rv->v[i].pc)
-			continue;
-		if (out > 0 && rule_same(&rv->v[out - 1].rule, &rv->v[i].rule))
-			continue;
-		rv->v[out++] = rv->v[i];
-	}
-	t->pcs = xmalloc(out * sizeof(*t->pcs));
-	t->rule_of = xmalloc(out * sizeof(*t->rule_of));
-	seen = hashmap__new();
-	for (size_t i = 0; i < out; i++) {
-		struct unwind_rule *r = &rv->v[i].rule;
-		bool created;
-		void **slot;
-
-		if (t->nrules >= UINT16_MAX) {	/* never seen: degrade, do not fail */
-			r->cfa = CFA_BAD;
-			r->off = r->aux = 0;
-			r->rbp = RBP_LOST;
-		}
-		slot = hashmap__insert(seen, r, sizeof(*r), &created);
-		if (created) {
-			t->rules = xrealloc(t->rules, (t->nrules + 1) * sizeof(*t->rules));
-			t->rules[t->nrules] = *r;
-			*slot = (void *)(uintptr_t)t->nrules++;
-		}
-		t->pcs[i] = rv->v[i].pc;
-		t->rule_of[i] = (uint16_t)(uintptr_t)*slot;
-	}
-	hashmap__free(seen);
-	t->nrows = out;
-}
+#define ROWS_MAX ((1u << 28) - 1)	/* rows kept of one FDE (a real one has a few dozen) */
+#define RULE_ID_BYTES 64	/* a rule's entry in rule_ids, about */
+#define LIBDW_FDE_BYTES 96	/* what libdw caches per FDE it has parsed, about */
 
 static Elf_Scn *find_section(Elf *elf, const char *name)
 {
@@ -287,6 +46,19 @@ bool unwind_elf_has_section(Elf *elf, const char *name)
 	return find_section(elf, name) != NULL;
 }
 
+/* The header fields that identify a CFI section (before any decompression). */
+static void section_id(Elf_Scn *scn, struct unwind_section *s)
+{
+	GElf_Shdr sh;
+
+	memset(s, 0, sizeof(*s));
+	if (scn && gelf_getshdr(scn, &sh)) {
+		s->addr = sh.sh_addr;
+		s->offset = sh.sh_offset;
+		s->size = sh.sh_size;
+	}
+}
+
 static bool overlaps(const struct fde_list *l, uint64_t lo, uint64_t hi)
 {
 	size_t a = 0, b = l->n;	/* l is sorted by lo */
@@ -307,6 +79,16 @@ static int range_cmp(const void *a, const void *b)
 	const struct fde_range *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* qsort, after a check: FDEs are listed in address order almost always. */
+static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp((char *)v + (i - 1) * size, (char *)v + i * size) > 0) {
+			qsort(v, n, size, cmp);
+			return;
+		}
 }
 
 static int read_loads(struct unwind_table *t, Elf *elf)
@@ -337,15 +119,6 @@ static int read_loads(struct unwind_table *t, Elf *elf)
 	return 0;
 }
 
-/* Compiles the FDEs of list l read through cfi; with skip, those overlapping skip. */
-static void compile_list(struct unwind_table *t, Dwarf_CFI *cfi, const struct fde_list *l,
-			 const struct fde_list *skip, struct row_vec *rv)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!skip || !overlaps(skip, l->v[i].lo, l->v[i].hi))
-			compile_fde(cfi, t->base, l->v[i].lo, l->v[i].hi, rv);
-}
-
 /* Decides whether the code keeps frame pointers from an even sample of its FDEs. */
 static void classify_fp(struct unwind_table *t, Dwarf_CFI *cfi, const struct fde_list *l)
 {
@@ -353,126 +126,330 @@ static void classify_fp(struct unwind_table *t, Dwarf_CFI *cfi, const struct fde
 
 	for (size_t i = 0; i < l->n; i += step) {
 		t->nfdes++;
-		if (compile_fde(cfi, t->base, l->v[i].lo, l->v[i].hi, NULL))
+		if (fde_compile(cfi, t->base, l->v[i].lo, l->v[i].hi, NULL))
 			t->fp_fdes++;
 	}
 	if (t->nfdes >= 8 && t->fp_fdes * 10 >= t->nfdes * 6)
 		t->fp_built = true;
 }
 
-/* The .debug_frame of elf: its FDEs into l, its CFI into *dw (end it with dwarf_end). */
-static Dwarf_CFI *debug_frame(Elf *elf, struct fde_list *l, Dwarf **dw)
+/* Opens the .debug_frame of elf as *dw's CFI, when it is the section s identifies (with
+ * l: lists its FDEs into l and records s). Returns NULL when there is none or it differs. */
+static Dwarf_CFI *debug_frame(Elf *elf, struct fde_list *l, Dwarf **dw, struct unwind_section *s)
 {
 	Elf_Scn *scn = find_section(elf, ".debug_frame");
+	struct unwind_section now;
 	Dwarf_CFI *cfi;
 
 	*dw = NULL;
-	if (!scn || fde_list_add(l, elf, scn, false) <= 0)
+	section_id(scn, &now);
+	if (!scn || (l ? fde_list_add(l, elf, scn, false) <= 0 : memcmp(&now, s, sizeof(now)) != 0))
 		return NULL;
 	*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	cfi = *dw ? dwarf_getcfi(*dw) : NULL;
 	if (!cfi) {
-		fde_list_release(l);
+		if (l)
+			fde_list_release(l);
 		if (*dw)
 			dwarf_end(*dw);
 		*dw = NULL;
 		return NULL;
 	}
-	qsort(l->v, l->n, sizeof(*l->v), range_cmp);
+	if (l) {
+		*s = now;
+		sort(l->v, l->n, sizeof(*l->v), range_cmp);
+	}
 	return cfi;
 }
 
-/* .plt.got and .plt.sec hold one-instruction stubs (jmp *GOT) that binutils gives no
- * FDE: a sample there has its return address at rsp, as at any function's entry. */
-static void plt_rows(struct unwind_table *t, Elf *elf, const struct fde_list *eh,
-		     struct row_vec *rv)
+static void add_fde(struct unwind_table *t, size_t *alloc, uint64_t lo, uint64_t hi, int src)
 {
-	const char *names[] = { ".plt.got", ".plt.sec" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		Elf_Scn *scn = find_section(elf, names[i]);
-		GElf_Shdr sh;
-		struct unwind_rule r = { .off = 8, .cfa = CFA_RSP, .rbp = RBP_SAME };
-
-		if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_addr < t->base ||
-		    sh.sh_addr + sh.sh_size - t->base > UINT32_MAX ||
-		    overlaps(eh, sh.sh_addr, sh.sh_addr + sh.sh_size))
-			continue;
-		push_row(rv, sh.sh_addr - t->base, &r);
-		r = (struct unwind_rule){ .cfa = CFA_NONE };
-		push_row(rv, sh.sh_addr + sh.sh_size - t->base, &r);
+	if (lo < t->base || hi <= lo || hi - t->base > UINT32_MAX)
+		return;	/* rows are 32-bit offsets from base */
+	if (t->nfde == *alloc) {
+		*alloc = *alloc ? 2 * *alloc : 64;
+		t->fdes = xrealloc(t->fdes, *alloc * sizeof(*t->fdes));
 	}
+	t->fdes[t->nfde++] = (struct unwind_fde){ .lo = (uint32_t)(lo - t->base),
+						  .hi = (uint32_t)(hi - t->base), .src = src };
 }
 
-int unwind_table_build(struct unwind_table *t, const struct unwind_sources *src)
+static int fde_cmp(const void *a, const void *b)
+{
+	const struct unwind_fde *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->src > y->src) - (x->src < y->src);
+}
+
+/* The sorted index of every FDE that gives rows: .eh_frame's; .debug_frame's where no
+ * .eh_frame FDE is; the debug file's where none of the binary's is; and .plt.got and
+ * .plt.sec, one-instruction stubs (jmp *GOT) that binutils gives no FDE: a sample there
+ * has its return address at rsp, as at any function's entry. */
+static void build_index(struct unwind_table *t, Elf *elf, const struct unwind_cfi *cfi,
+			const struct fde_list *eh, const struct fde_list *df,
+			const struct fde_list *dbg)
+{
+	const char *plt[] = { ".plt.got", ".plt.sec" };
+	size_t alloc = 0;
+
+	for (size_t i = 0; i < eh->n; i++)
+		add_fde(t, &alloc, eh->v[i].lo, eh->v[i].hi, SRC_EH);
+	for (size_t i = 0; cfi->df && i < df->n; i++)
+		if (!overlaps(eh, df->v[i].lo, df->v[i].hi))
+			add_fde(t, &alloc, df->v[i].lo, df->v[i].hi, SRC_DF);
+	for (size_t i = 0; cfi->dbg && i < dbg->n; i++)
+		if (!overlaps(eh->n ? eh : df, dbg->v[i].lo, dbg->v[i].hi))
+			add_fde(t, &alloc, dbg->v[i].lo, dbg->v[i].hi, SRC_DBG);
+	for (size_t i = 0; t->has_cfi && i < sizeof(plt) / sizeof(plt[0]); i++) {
+		Elf_Scn *scn = find_section(elf, plt[i]);
+		GElf_Shdr sh;
+
+		if (scn && gelf_getshdr(scn, &sh) && sh.sh_addr + sh.sh_size > sh.sh_addr &&
+		    !overlaps(eh, sh.sh_addr, sh.sh_addr + sh.sh_size))
+			add_fde(t, &alloc, sh.sh_addr, sh.sh_addr + sh.sh_size, SRC_PLT);
+	}
+	if (t->nfde)
+		sort(t->fdes, t->nfde, sizeof(*t->fdes), fde_cmp);
+	t->fdes = t->nfde ? xrealloc(t->fdes, t->nfde * sizeof(*t->fdes)) : t->fdes;
+}
+
+int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,
+		      struct unwind_cfi *cfi)
 {
 	struct fde_list eh = { 0 }, df = { 0 }, dbg = { 0 };
-	struct row_vec rv = { 0 };
-	Dwarf_CFI *eh_cfi = NULL, *df_cfi = NULL, *dbg_cfi = NULL;
-	Dwarf *df_dw = NULL, *dbg_dw = NULL;
 	Elf_Scn *scn;
 	int err;
 
 	memset(t, 0, sizeof(*t));
+	memset(cfi, 0, sizeof(*cfi));
 	err = read_loads(t, src->elf);
 	if (err)
 		return err;
 	bool go = find_section(src->elf, ".gopclntab") || find_section(src->elf, ".go.buildinfo");
 
 	scn = find_section(src->elf, ".eh_frame");
+	section_id(scn, &t->secs[SRC_EH]);
 	if (scn && fde_list_add(&eh, src->elf, scn, true) > 0)
-		eh_cfi = dwarf_getcfi_elf(src->elf);
-	if (!eh_cfi)
+		cfi->eh = dwarf_getcfi_elf(src->elf);
+	if (!cfi->eh) {
 		fde_list_release(&eh);
+		memset(&t->secs[SRC_EH], 0, sizeof(t->secs[SRC_EH]));
+	}
 	if (eh.n)
-		qsort(eh.v, eh.n, sizeof(*eh.v), range_cmp);
-	df_cfi = debug_frame(src->elf, &df, &df_dw);
+		sort(eh.v, eh.n, sizeof(*eh.v), range_cmp);
+	cfi->df = debug_frame(src->elf, &df, &cfi->df_dw, &t->secs[SRC_DF]);
 	if (src->debug && src->debug != src->elf)
-		dbg_cfi = debug_frame(src->debug, &dbg, &dbg_dw);
-	t->has_cfi = eh_cfi || df_cfi || dbg_cfi;
+		cfi->dbg = debug_frame(src->debug, &dbg, &cfi->dbg_dw, &t->secs[SRC_DBG]);
+	t->has_cfi = cfi->eh || cfi->df || cfi->dbg;
 
 	if (go)
 		t->fp_built = true;
-	else if (eh_cfi)
-		classify_fp(t, eh_cfi, &eh);
-	else if (df_cfi)
-		classify_fp(t, df_cfi, &df);
-	if (!t->fp_built || src->rows_if_fp) {
-		if (eh_cfi)
-			compile_list(t, eh_cfi, &eh, NULL, &rv);
-		if (df_cfi)
-			compile_list(t, df_cfi, &df, &eh, &rv);
-		if (dbg_cfi)
-			compile_list(t, dbg_cfi, &dbg, eh.n ? &eh : &df, &rv);
-		if (t->has_cfi)
-			plt_rows(t, src->elf, &eh, &rv);
-		finish_rows(t, &rv);
-		free(rv.v);
-	}
-	if (eh_cfi)
-		dwarf_cfi_end(eh_cfi);
-	if (df_dw)
-		dwarf_end(df_dw);
-	if (dbg_dw)
-		dwarf_end(dbg_dw);
+	else if (cfi->eh)
+		classify_fp(t, cfi->eh, &eh);
+	else if (cfi->df)
+		classify_fp(t, cfi->df, &df);
+	if (!t->fp_built || src->rows_if_fp)
+		build_index(t, src->elf, cfi, &eh, &df, &dbg);
 	fde_list_release(&eh);
 	fde_list_release(&df);
 	fde_list_release(&dbg);
+	if (t->nfde == 0)
+		unwind_cfi_close(cfi);	/* nothing will be compiled */
 	return 0;
+}
+
+int unwind_cfi_open(struct unwind_cfi *cfi, const struct unwind_table *t,
+		    const struct unwind_sources *src)
+{
+	struct unwind_table now = { 0 };
+	struct unwind_section eh;
+
+	memset(cfi, 0, sizeof(*cfi));
+	if (read_loads(&now, src->elf) != 0 || now.base != t->base || now.nloads != t->nloads ||
+	    memcmp(now.loads, t->loads, sizeof(now.loads)) != 0)
+		return -ESTALE;
+	if (t->secs[SRC_EH].size) {
+		Elf_Scn *scn = find_section(src->elf, ".eh_frame");
+
+		section_id(scn, &eh);
+		if (memcmp(&eh, &t->secs[SRC_EH], sizeof(eh)) == 0)
+			cfi->eh = dwarf_getcfi_elf(src->elf);
+		if (!cfi->eh)
+			goto stale;
+	}
+	struct unwind_section df = t->secs[SRC_DF], dbg = t->secs[SRC_DBG];
+
+	if (df.size && !(cfi->df = debug_frame(src->elf, NULL, &cfi->df_dw, &df)))
+		goto stale;
+	if (dbg.size && (!src->debug ||
+			 !(cfi->dbg = debug_frame(src->debug, NULL, &cfi->dbg_dw, &dbg))))
+		goto stale;
+	return 0;
+stale:
+	unwind_cfi_close(cfi);
+	return -ESTALE;
+}
+
+/* The size of dw's .debug_frame when libelf decompressed it into memory (it differs from
+ * the size on file s recorded), else 0. */
+static size_t inflated(Dwarf *dw, const struct unwind_section *s)
+{
+	Elf_Scn *scn = dw ? find_section(dwarf_getelf(dw), ".debug_frame") : NULL;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_size == s->size)
+		return 0;
+	return sh.sh_size;
+}
+
+size_t unwind_cfi_bytes(const struct unwind_cfi *cfi, const struct unwind_table *t)
+{
+	/* .eh_frame_hdr's search table lets libdw parse only the FDEs asked for; without it
+	 * (.debug_frame) libdw parses every FDE up to the one it looks for */
+	size_t parsed = cfi->df || cfi->dbg ? t->nfde : t->compiled + t->nfdes;
+
+	if (!cfi->eh && !cfi->df && !cfi->dbg)
+		return 0;
+	return LIBDW_FDE_BYTES * parsed + inflated(cfi->df_dw, &t->secs[SRC_DF]) +
+	       inflated(cfi->dbg_dw, &t->secs[SRC_DBG]);
+}
+
+void unwind_cfi_close(struct unwind_cfi *cfi)
+{
+	if (cfi->eh)
+		dwarf_cfi_end(cfi->eh);
+	if (cfi->df_dw)
+		dwarf_end(cfi->df_dw);
+	if (cfi->dbg_dw)
+		dwarf_end(cfi->dbg_dw);
+	memset(cfi, 0, sizeof(*cfi));
+}
+
+static bool rule_same(const struct unwind_rule *a, const struct unwind_rule *b)
+{
+	return a->cfa == b->cfa && a->rbp == b->rbp && a->off == b->off && a->aux == b->aux;
+}
+
+/* The index of rule r in t->rules, added when new. */
+static uint16_t rule_id(struct unwind_table *t, struct unwind_rule r)
+{
+	bool created;
+	void **slot;
+
+	if (!t->rule_ids)
+		t->rule_ids = hashmap__new();
+	slot = hashmap__find(t->rule_ids, &r, sizeof(r));
+	if (slot)
+		return (uint16_t)(uintptr_t)*slot;
+	if (t->nrules >= UINT16_MAX) {	/* never seen: degrade, do not fail */
+		r = (struct unwind_rule){ .cfa = CFA_BAD, .rbp = RBP_LOST };
+		slot = hashmap__find(t->rule_ids, &r, sizeof(r));
+		if (slot)
+			return (uint16_t)(uintptr_t)*slot;
+	}
+	slot = hashmap__insert(t->rule_ids, &r, sizeof(r), &created);
+	t->rules = xrealloc(t->rules, (t->nrules + 1) * sizeof(*t->rules));
+	t->rules[t->nrules] = r;
+	*slot = (void *)(uintptr_t)t->nrules;
+	return (uint16_t)t->nrules++;
+}
+
+/* Compiles FDE f from cfi and appends its rows, equal neighbours merged. */
+static void compile(struct unwind_table *t, struct unwind_fde *f, const struct unwind_cfi *cfi)
+{
+	struct fde_rows rv = { 0 };
+	Dwarf_CFI *c = f->src == SRC_EH ? cfi->eh : f->src == SRC_DF ? cfi->df
+		     : f->src == SRC_DBG ? cfi->dbg : NULL;
+	size_t n = 0;
+
+	if (f->src == SRC_PLT) {
+		struct unwind_rule r = { .off = 8, .cfa = CFA_RSP, .rbp = RBP_SAME };
+
+		fde_rows_push(&rv, f->lo, &r);
+	} else if (c) {
+		fde_compile(c, t->base, t->base + f->lo, t->base + f->hi, &rv);
+	}
+	f->first = (uint32_t)t->nrows;
+	for (size_t i = 0; i < rv.n && n < ROWS_MAX; i++) {
+		if (n > 0 && rule_same(&t->rules[t->rule_of[t->nrows - 1]], &rv.v[i].rule))
+			continue;
+		if (t->nrows == t->rows_alloc) {
+			t->rows_alloc = t->rows_alloc ? 2 * t->rows_alloc : 256;
+			t->pcs = xrealloc(t->pcs, t->rows_alloc * sizeof(*t->pcs));
+			t->rule_of = xrealloc(t->rule_of, t->rows_alloc * sizeof(*t->rule_of));
+		}
+		t->pcs[t->nrows] = rv.v[i].pc;
+		t->rule_of[t->nrows] = rule_id(t, rv.v[i].rule);
+		t->nrows++;
+		n++;
+	}
+	free(rv.v);
+	f->nrows = n;
+	f->compiled = 1;
+	t->compiled++;
+}
+
+const struct unwind_rule *unwind_table_find(struct unwind_table *t, uint64_t vaddr,
+					    const struct unwind_cfi *cfi, bool *need_cfi)
+{
+	size_t a = 0, b = t->nfde;
+
+	if (t->nfde == 0 || vaddr < t->base || vaddr - t->base > UINT32_MAX)
+		return NULL;
+	uint32_t pc = (uint32_t)(vaddr - t->base);
+
+	while (a < b) {	/* first FDE with lo > pc */
+		size_t mid = a + (b - a) / 2;
+
+		if (t->fdes[mid].lo <= pc)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == 0 || pc >= t->fdes[a - 1].hi)
+		return NULL;
+	struct unwind_fde *f = &t->fdes[a - 1];
+
+	if (!f->compiled) {
+		if (!cfi) {
+			if (need_cfi)
+				*need_cfi = true;
+			return NULL;
+		}
+		compile(t, f, cfi);
+	}
+	a = f->first;
+	b = (size_t)f->first + f->nrows;
+	while (a < b) {	/* first row with pc > target */
+		size_t mid = a + (b - a) / 2;
+
+		if (t->pcs[mid] <= pc)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == f->first || t->rules[t->rule_of[a - 1]].cfa == CFA_NONE)
+		return NULL;
+	return &t->rules[t->rule_of[a - 1]];
 }
 
 void unwind_table_release(struct unwind_table *t)
 {
+	free(t->fdes);
 	free(t->pcs);
 	free(t->rule_of);
 	free(t->rules);
+	hashmap__free(t->rule_ids);
 	memset(t, 0, sizeof(*t));
 }
 
 size_t unwind_table_bytes(const struct unwind_table *t)
 {
-	return sizeof(*t) + t->nrows * (sizeof(*t->pcs) + sizeof(*t->rule_of)) +
-	       t->nrules * sizeof(*t->rules);
+	return sizeof(*t) + t->nfde * sizeof(*t->fdes) +
+	       t->rows_alloc * (sizeof(*t->pcs) + sizeof(*t->rule_of)) +
+	       t->nrules * (sizeof(*t->rules) + RULE_ID_BYTES);
 }
 
 bool unwind_table_vaddr(const struct unwind_table *t, uint64_t file_off, uint64_t *vaddr)
@@ -486,25 +463,4 @@ bool unwind_table_vaddr(const struct unwind_table *t, uint64_t file_off, uint64_
 		}
 	}
 	return false;
-}
-
-const struct unwind_rule *unwind_table_find(const struct unwind_table *t, uint64_t vaddr)
-{
-	size_t a = 0, b = t->nrows;
-
-	if (t->nrows == 0 || vaddr < t->base || vaddr - t->base > UINT32_MAX)
-		return NULL;
-	uint32_t pc = (uint32_t)(vaddr - t->base);
-
-	while (a < b) {	/* first row with pc > target */
-		size_t mid = a + (b - a) / 2;
-
-		if (t->pcs[mid] <= pc)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	if (a == 0 || t->rules[t->rule_of[a - 1]].cfa == CFA_NONE)
-		return NULL;
-	return &t->rules[t->rule_of[a - 1]];
 }

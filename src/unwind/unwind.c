@@ -1,7 +1,7 @@
 /* The unwinder: walks one sampled user stack (see unwind.h).
  *
  * Each frame is stepped by one of two methods:
- *   CFI: the binary's compiled table gives the CFA (rsp/rbp + offset, or the PLT rule);
+ *   CFI: the binary's table (its FDE compiled on first use) gives the CFA (rsp/rbp + offset, or the PLT rule);
  *        the return address is at CFA-8 and the caller's rbp is unchanged or saved
  *        at CFA+off.
  *   FP:  the frame-pointer chain: [rbp] is the caller's rbp, [rbp+8] the return address.
@@ -161,7 +161,7 @@ static enum step step(struct unwinder *u, const struct proc_ref *p,
 	if (smart && t->fp_built)
 		return step_fp(s, f);
 	if (unwind_table_vaddr(t, mapping__file_offset(m, lookup), &va))
-		r = unwind_table_find(t, va);
+		r = unwind_cache__find(u->cache, t, p, m, va);
 	if (r && r->cfa == CFA_END)
 		return STEP_END;
 	if (r && r->cfa != CFA_BAD)

@@ -3,8 +3,10 @@
  * The sampler hands over what PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER carried:
  * the user registers at the sample and a copy of the stack from SP upwards. The unwinder
  * walks it with each binary's call-frame information (.eh_frame, .debug_frame, also from
- * separate debug files), compiled once per binary into a compact table and cached, and
- * falls back to frame pointers where a binary has no CFI (JIT code, perf-map regions).
+ * separate debug files), compiled lazily into a compact table and cached: a binary's FDEs
+ * are listed when it is first met, each FDE's rows compiled the first time a sample
+ * needs them. It falls back to frame pointers where a binary has no CFI (JIT code,
+ * perf-map regions).
  *
  * The unwinder asks the caller for the mapping of each pc (the process table owns them). */
 #ifndef KILN_UNWIND_UNWIND_H
@@ -40,10 +42,11 @@ enum unwind_mode { UNWIND_DWARF, UNWIND_SMART };
 
 struct unwinder;
 
-/* cache_bytes bounds the memory of compiled unwind tables (0 picks 32 MiB); a table is
- * compiled when a binary is first met in a sample (milliseconds for most binaries, about
- * two seconds for a 100 MB library) and evicted least-recently-used. Not thread-safe:
- * one unwinder per thread. Never fails (allocation failure aborts). */
+/* cache_bytes bounds the memory of unwind tables and of the CFI kept open to compile them
+ * (0 picks 32 MiB); a binary's FDEs are listed when it is first met in a sample (about a
+ * millisecond for libc), an FDE is compiled when a sample first needs it (microseconds),
+ * and tables are evicted least-recently-used. Not thread-safe: one unwinder per thread.
+ * Never fails (allocation failure aborts). */
 struct unwinder *unwinder__new(enum unwind_mode mode, uint64_t cache_bytes);
 void unwinder__free(struct unwinder *u);	/* accepts NULL */
 
