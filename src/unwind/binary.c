@@ -54,19 +54,20 @@ static bool copy_range(struct unwind_elf *b, int fd, uint64_t off, uint64_t len)
 	return true;
 }
 
-static bool wanted_name(const char *strtab, size_t strtab_len, uint32_t name)
+/* The index in wanted of the section name at offset name, or -1. */
+static int wanted_name(const char *strtab, size_t strtab_len, uint32_t name)
 {
 	if (!strtab || name >= strtab_len)
-		return false;
+		return -1;
 	const char *n = strtab + name;
 	size_t max = strtab_len - name;
 
 	if (!memchr(n, '\0', max))
-		return false;
+		return -1;
 	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
 		if (strcmp(n, wanted[i]) == 0)
-			return true;
-	return false;
+			return (int)i;
+	return -1;
 }
 
 static Elf64_Shdr shdr_at(const struct unwind_elf *b, uint64_t shoff, uint64_t i)
@@ -123,14 +124,28 @@ static int read_image(struct unwind_elf *b, int fd)
 			strtab_len = st.sh_size;
 		}
 	}
+	uint64_t at[2] = { 0, 0 };	/* indexes of .eh_frame and .eh_frame_hdr */
+
 	for (uint64_t i = 1; i < shnum; i++) {
 		Elf64_Shdr sh = shdr_at(b, eh.e_shoff, i);
+		int w = wanted_name(strtab, strtab_len, sh.sh_name);
 
-		if (sh.sh_type == SHT_NOBITS ||
-		    (sh.sh_type != SHT_NOTE && !wanted_name(strtab, strtab_len, sh.sh_name)))
+		if (sh.sh_type == SHT_NOBITS || (sh.sh_type != SHT_NOTE && w < 0))
 			continue;
 		if (!copy_range(b, fd, sh.sh_offset, sh.sh_size))
 			return -EIO;
+		if (w == 0 || w == 1)
+			at[w] = i;
+	}
+	/* libdw uses .eh_frame_hdr's binary search table only when that section comes
+	 * before .eh_frame (GNU ld's order; lld and gold put it after): otherwise every
+	 * lookup scans .eh_frame from the start. In the copy, nothing else reads section
+	 * indexes, so swap the two headers. */
+	if (at[0] && at[1] > at[0] && eh.e_shstrndx != at[0] && eh.e_shstrndx != at[1]) {
+		Elf64_Shdr x = shdr_at(b, eh.e_shoff, at[0]), y = shdr_at(b, eh.e_shoff, at[1]);
+
+		memcpy((char *)b->map + eh.e_shoff + at[0] * sizeof(x), &y, sizeof(y));
+		memcpy((char *)b->map + eh.e_shoff + at[1] * sizeof(x), &x, sizeof(x));
 	}
 	return 0;
 }

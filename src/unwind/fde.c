@@ -18,6 +18,7 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
+#define CLASSIFY_ROWS 16	/* rows looked at to classify an FDE */
 #define ENC_OMIT 0xff
 #define ENC_BAD 0xfe
 
@@ -149,6 +150,13 @@ int fde_list_add(struct fde_list *l, Elf *elf, Elf_Scn *scn, bool eh_frame)
 		return -ENODATA;
 
 	struct hashmap *cies = hashmap__new();	/* CIE offset -> encoding + 1 */
+
+	size_t guess = data->d_size / 32 < (1u << 20) ? data->d_size / 32 : (1u << 20);
+
+	if (l->alloc - l->n < guess) {	/* an FDE takes 30-60 bytes: fewer reallocations */
+		l->alloc = l->n + guess;
+		l->v = xrealloc(l->v, l->alloc * sizeof(*l->v));
+	}
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
 	int added = 0;
@@ -341,10 +349,13 @@ bool fde_compile(Dwarf_CFI *cfi, uint64_t base, uint64_t lo, uint64_t hi, struct
 	uint64_t pc = lo;
 	bool fp = false;
 	struct unwind_rule r;
+	int rows = 0;
 
 	if (lo < base || hi - base > UINT32_MAX)
 		return false;
-	while (pc < hi) {
+	/* classifying: a frame pointer is set up in the prologue, within a few rows, and
+	 * each row costs libdw a replay of the FDE's program from its start */
+	while (pc < hi && (rv || rows++ < CLASSIFY_ROWS)) {
 		Dwarf_Frame *f;
 		Dwarf_Addr start, end;
 		bool signal = false;

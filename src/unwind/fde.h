@@ -45,8 +45,8 @@ void fde_rows_push(struct fde_rows *rv, uint32_t pc, const struct unwind_rule *r
 
 /* Compiles the FDE of cfi that covers [lo, hi) (vaddrs) into rows relative to base,
  * appended to rv in address order; none when lo < base or hi is more than 4 GiB above
- * base, and the rows stop where libdw fails. With rv NULL only classifies. Returns true
- * when the FDE sets up an rbp frame (push rbp; mov rsp, rbp: CFA = rbp + 16 with rbp saved
+ * base, and the rows stop where libdw fails. With rv NULL only classifies, from the first
+ * 16 rows (the prologue). Returns true when the FDE sets up an rbp frame (push rbp; mov rsp, rbp: CFA = rbp + 16 with rbp saved
  * at CFA - 16). The CFI is untrusted: any rule we do not support becomes CFA_BAD. */
 bool fde_compile(Dwarf_CFI *cfi, uint64_t base, uint64_t lo, uint64_t hi, struct fde_rows *rv);
 

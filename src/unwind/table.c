@@ -192,8 +192,9 @@ static void build_index(struct unwind_table *t, Elf *elf, const struct unwind_cf
 			const struct fde_list *dbg)
 {
 	const char *plt[] = { ".plt.got", ".plt.sec" };
-	size_t alloc = 0;
+	size_t alloc = eh->n + df->n + dbg->n + 2;
 
+	t->fdes = xmalloc(alloc * sizeof(*t->fdes));
 	for (size_t i = 0; i < eh->n; i++)
 		add_fde(t, &alloc, eh->v[i].lo, eh->v[i].hi, SRC_EH);
 	for (size_t i = 0; cfi->df && i < df->n; i++)
@@ -212,7 +213,12 @@ static void build_index(struct unwind_table *t, Elf *elf, const struct unwind_cf
 	}
 	if (t->nfde)
 		sort(t->fdes, t->nfde, sizeof(*t->fdes), fde_cmp);
-	t->fdes = t->nfde ? xrealloc(t->fdes, t->nfde * sizeof(*t->fdes)) : t->fdes;
+	if (t->nfde == 0) {
+		free(t->fdes);
+		t->fdes = NULL;
+	} else {
+		t->fdes = xrealloc(t->fdes, t->nfde * sizeof(*t->fdes));
+	}
 }
 
 int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,

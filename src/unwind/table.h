@@ -101,7 +101,7 @@ struct unwind_cfi {
 };
 
 /* Lists the FDEs of the binary in src, decides fp_built from an even sample of them
- * (compiling at most 256), and opens cfi for the FDEs to be compiled later. Returns 0, or
+ * (compiling about 256), and opens cfi for the FDEs to be compiled later. Returns 0, or
  * a negative errno when src->elf is not a usable x86_64 ELF (then t is empty and cfi
  * closed). A binary without CFI gives 0 with has_cfi false and no FDEs. Release t with
  * unwind_table_release(), cfi with unwind_cfi_close(), in any order. */
