@@ -45,6 +45,7 @@ struct unwind_cache {
 	unsigned nopen, max_open;
 	uint64_t bytes, limit;
 	uint64_t builds, evictions, reopens;
+	uint64_t gets;
 	bool rows_if_fp;
 };
 
@@ -293,8 +294,8 @@ const struct unwind_table *unwind_cache__get(struct unwind_cache *c, const struc
 
 	if (len == 0)
 		return NULL;
-	if (c->nopen && now_ns() - c->opened.oprev->used_at > IDLE_NS)
-		close_cfi(c, c->opened.oprev);
+	if ((++c->gets & 1023) == 0 && c->nopen && now_ns() - c->opened.oprev->used_at > IDLE_NS)
+		close_cfi(c, c->opened.oprev);	/* one idle CFI closed per 1,024 frames */
 	void **slot = hashmap__insert(c->map, key, len, &created);
 
 	if (created) {
