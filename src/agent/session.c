@@ -118,6 +118,24 @@ static void attach_runtime(struct session *s, struct proc *p)
 	}
 }
 
+/* Attaches the runtime of a process found at start-up that one probably runs. */
+static void attach_found(struct proc *p, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (!p->selected || p->exited || p->rt_checked)
+		return;
+	for (size_t i = 0; i < proctab__nr_mappings(p->mm); i++) {
+		const struct mapping *m = proctab__mapping_at(p->mm, i);
+		for (const struct runtime_ops *const *r = runtime_registry; *r; r++)
+			if (m->path && (*r)->likely && !runtime_disabled(s, (*r)->name) &&
+			    (*r)->likely(m->path)) {
+				attach_runtime(s, p);
+				return;
+			}
+	}
+}
+
 struct find_ctx {
 	struct proctab *procs;
 	struct proc *proc;
@@ -312,6 +330,9 @@ int session__open(const struct session_config *cfg, struct session **out, char *
 		goto fail;
 	}
 	proctab__scan(s->procs);
+	/* Runtimes already running are followed from the first sample on: found at their
+	 * first sample instead, that sample's batch would be read late (lazy drain). */
+	proctab__for_each(s->procs, attach_found, s);
 	if (!runtime_disabled(s, "java")) {
 		struct java_opts jo = { .frequency = cfg->freq, .thread_names = cfg->java_thread_names,
 					.pids = cfg->pids, .nr_pids = cfg->nr_pids,
