@@ -43,8 +43,8 @@ sleep 0.5
 kiln=$!
 reap $kiln
 sleep 2
-sh -c "echo \$\$ >'$cg/cgroup.procs' && exec '$T/late' 1 3" &
-reap $!
+sh -c "echo \$\$ >'$cg/cgroup.procs' && exec '$T/late' 1" &
+reap $!	# runs until the test ends: the session sees it for 4 s
 wait $kiln || fail "kiln record failed: $(cat "$T/record.log")"
 
 python3 - "$COL" "$name" <<'PY' || fail "container labels are wrong"
@@ -58,11 +58,11 @@ with open(col) as f:
         parts = frames.split(";")
         by.setdefault(parts[2], {}).setdefault(parts[1], 0)
         by[parts[2]][parts[1]] += int(n)
-print(by if any(c not in by for c in ("early", "late")) else {k: v for k, v in by.items() if k in ("early", "late", "host")})
+print({k: v for k, v in by.items() if k in ("early", "late", "host")})
 ok = True
 for comm, want in (("early", name), ("late", name), ("host", "")):
     got = by.get(comm, {})
-    if sum(got.values()) < 20 or set(got) != {want}:
+    if sum(got.values()) < 5 or set(got) != {want}:
         print(f"{comm}: want every sample in container {want!r}, got {got}")
         ok = False
 if name not in header.get("containers", []):
