@@ -26,6 +26,7 @@ static const struct route {
 	{ "POST", "/api/v1/profiles", ingest__gprofiler, AUTH_UPLOAD },
 	{ "POST", "/ingest", ingest__pyroscope, AUTH_UPLOAD },
 	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_UPLOAD },
+	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_UPLOAD },
 	{ "GET", "/pyroscope/render", query__render, AUTH_NONE },
 	{ "GET", "/render", query__render, AUTH_NONE },
 	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_NONE },
@@ -90,7 +91,8 @@ static void static_files(struct request *r, struct response *resp)
 			      "<li>/pyroscope/render?query=SERVICE{label=\"value\"}&amp;from=now-1h&amp;until=now"
 			      "[&amp;format=collapsed|pprof]"
 			      "<li>/pyroscope/render-diff, /pyroscope/labels, /pyroscope/label-values, /api/series"
-			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest (Pyroscope)</ul>");
+			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest and "
+			      "/push.v1.PusherService/Push (Pyroscope)</ul>");
 	} else {
 		resp__error(resp, 404, "no such file '%.64s'", name);
 	}
