@@ -85,6 +85,15 @@ static bool runtime_disabled(const struct session *s, const char *name)
 	return false;
 }
 
+/* Whether a runtime reader that is enabled probably runs in a process mapping path. */
+static bool runtime_likely(const struct session *s, const char *path)
+{
+	for (const struct runtime_ops *const *r = runtime_registry; *r; r++)
+		if (path && (*r)->likely && !runtime_disabled(s, (*r)->name) && (*r)->likely(path))
+			return true;
+	return false;
+}
+
 /* Attaches the first runtime reader that recognizes p, once per image. */
 static void attach_runtime(struct session *s, struct proc *p)
 {
@@ -125,15 +134,11 @@ static void attach_found(struct proc *p, void *ctx)
 
 	if (!p->selected || p->exited || p->rt_checked)
 		return;
-	for (size_t i = 0; i < proctab__nr_mappings(p->mm); i++) {
-		const struct mapping *m = proctab__mapping_at(p->mm, i);
-		for (const struct runtime_ops *const *r = runtime_registry; *r; r++)
-			if (m->path && (*r)->likely && !runtime_disabled(s, (*r)->name) &&
-			    (*r)->likely(m->path)) {
-				attach_runtime(s, p);
-				return;
-			}
-	}
+	for (size_t i = 0; i < proctab__nr_mappings(p->mm); i++)
+		if (runtime_likely(s, proctab__mapping_at(p->mm, i)->path)) {
+			attach_runtime(s, p);
+			return;
+		}
 }
 
 struct find_ctx {
@@ -258,7 +263,14 @@ static void on_comm(void *ctx, pid_t pid, pid_t tid, const char *comm, bool exec
 
 static void on_mmap(void *ctx, pid_t pid, pid_t tid, const struct mapping *m)
 {
-	proctab__mmap(((struct session *)ctx)->procs, pid, m);
+	struct session *s = ctx;
+	struct proc *p;
+
+	proctab__mmap(s->procs, pid, m);
+	/* A runtime loaded late, by dlopen (libpython into uwsgi or a plugin host): the
+	 * process is looked at again at its next sample. */
+	if (runtime_likely(s, m->path) && (p = proctab__find(s->procs, pid)) && !p->rt)
+		p->rt_checked = false;
 }
 
 static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid)
