@@ -24,8 +24,10 @@ struct tree {
 	const char **names;		/* borrowed from the profiles, names[0] = "total" */
 	size_t nr_names, alloc_names;
 	struct hashmap *name_ids;	/* name -> index, NULL until two sources merge */
-	json_t *rows;			/* array of arrays, filled by emit() */
-	json_t *out_names;		/* names of the emitted nodes only, in order of emission */
+	struct strbuf *rows;		/* JSON text of each level, "n,n,n,n," per node */
+	size_t nr_rows;
+	struct strbuf out_names;	/* names of the emitted nodes only, JSON strings */
+	uint32_t nr_out;		/* ... in order of emission: how many */
 	uint32_t *out_id;		/* name index -> index in out_names, UINT32_MAX: not yet */
 	uint8_t *keep;			/* per node: emitted (NULL: every node) */
 	uint32_t *depth;		/* per node, for ranking ties */
@@ -280,20 +282,71 @@ static void truncate_tree(struct tree *t, size_t max_nodes)
 	free(nkids);
 }
 
-/* A name as a JSON string; bytes that are not UTF-8 become '?'. */
-static json_t *name_json(const char *name)
+/* True when s is valid UTF-8 (no overlong forms, surrogates or code points past 10FFFF). */
+static bool utf8_valid(const unsigned char *s)
 {
-	json_t *js = json_string(name);
+	while (*s) {
+		unsigned c = *s, n;
+		uint32_t cp;
 
-	if (!js) {
-		char *copy = xstrdup(name);
-		for (char *ch = copy; *ch; ch++)
-			if ((unsigned char)*ch >= 0x80)
-				*ch = '?';
-		js = json_string(copy);
-		free(copy);
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return false;
+		for (unsigned i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)	/* also stops at the terminating NUL */
+				return false;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += n + 1;
 	}
-	return js;
+	return true;
+}
+
+/* Appends name as a JSON string; when it is not UTF-8, its bytes >= 0x80 become '?'. */
+static void put_string(struct strbuf *out, const char *name)
+{
+	bool ascii_only = !utf8_valid((const unsigned char *)name);
+
+	strbuf_addch(out, '"');
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		const unsigned char *run = p;
+		while (*p >= 0x20 && *p != '"' && *p != '\\' && !(ascii_only && *p >= 0x80))
+			p++;
+		strbuf_add(out, run, (size_t)(p - run));
+		if (!*p)
+			break;
+		if (*p == '"' || *p == '\\') {
+			strbuf_addch(out, '\\');
+			strbuf_addch(out, (char)*p);
+		} else if (*p >= 0x80) {
+			strbuf_addch(out, '?');
+		} else {
+			strbuf_addf(out, "\\u%04x", *p);
+		}
+	}
+	strbuf_addch(out, '"');
+}
+
+static void put_u64(struct strbuf *out, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	strbuf_add(out, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 /* The index of name in the output names: only names of nodes that are emitted are sent,
@@ -301,17 +354,26 @@ static json_t *name_json(const char *name)
 static uint32_t out_name(struct tree *t, uint32_t name)
 {
 	if (t->out_id[name] == UINT32_MAX) {
-		t->out_id[name] = (uint32_t)json_array_size(t->out_names);
-		json_array_append_new(t->out_names, name_json(t->names[name]));
+		t->out_id[name] = t->nr_out++;
+		if (t->out_names.len)
+			strbuf_addch(&t->out_names, ',');
+		put_string(&t->out_names, t->names[name]);
 	}
 	return t->out_id[name];
 }
 
-static json_t *row(struct tree *t, size_t depth)
+static struct strbuf *row(struct tree *t, size_t depth)
 {
-	while (json_array_size(t->rows) <= depth)
-		json_array_append_new(t->rows, json_array());
-	return json_array_get(t->rows, depth);
+	if (depth >= t->nr_rows) {
+		size_t n = t->nr_rows ? t->nr_rows * 2 : 64;
+		while (n <= depth)
+			n *= 2;
+		t->rows = xrealloc(t->rows, n * sizeof(*t->rows));
+		for (size_t i = t->nr_rows; i < n; i++)
+			strbuf_init(&t->rows[i], 0);
+		t->nr_rows = n;
+	}
+	return &t->rows[depth];
 }
 
 /* Per-row cursor: absolute end of the last node emitted on that row, per side. */
@@ -323,7 +385,7 @@ struct cursor {
 static void put_node(struct tree *t, struct cursor *c, bool dbl, size_t depth, uint64_t x[2],
 		     const uint64_t total[2], const uint64_t self[2], uint32_t name)
 {
-	json_t *r = row(t, depth);
+	struct strbuf *r = row(t, depth);
 
 	if (depth >= c->alloc) {
 		size_t n = c->alloc ? c->alloc * 2 : 64;
@@ -336,14 +398,18 @@ static void put_node(struct tree *t, struct cursor *c, bool dbl, size_t depth, u
 		c->alloc = n;
 	}
 	for (int s = 0; s < (dbl ? 2 : 1); s++) {
-		json_array_append_new(r, json_integer((json_int_t)(x[s] - c->end[s][depth])));
-		json_array_append_new(r, json_integer((json_int_t)total[s]));
-		json_array_append_new(r, json_integer((json_int_t)self[s]));
+		put_u64(r, x[s] - c->end[s][depth]);
+		strbuf_addch(r, ',');
+		put_u64(r, total[s]);
+		strbuf_addch(r, ',');
+		put_u64(r, self[s]);
+		strbuf_addch(r, ',');
 		c->end[s][depth] = x[s] + total[s];
 		if (self[s] > t->max_self)
 			t->max_self = self[s];
 	}
-	json_array_append_new(r, json_integer(out_name(t, name)));
+	put_u64(r, out_name(t, name));
+	strbuf_addch(r, ',');
 }
 
 static void emit(struct tree *t, struct cursor *c, bool dbl, uint32_t node, size_t depth,
@@ -389,31 +455,46 @@ static void tree_init(struct tree *t, size_t nodes)
 	new_node(t, 0, 0);
 }
 
-/* Truncates to max_nodes and emits the flamebearer object; frees the tree. */
-static json_t *tree_finish(struct tree *t, bool dbl, size_t max_nodes, uint64_t *left_ticks,
-			   uint64_t *right_ticks)
+/* Truncates to max_nodes and appends the flamebearer object's JSON text to out; frees
+ * the tree. */
+static void tree_finish(struct tree *t, struct strbuf *out, bool dbl, size_t max_nodes,
+			uint64_t *left_ticks, uint64_t *right_ticks)
 {
 	struct cursor c = { { NULL, NULL }, 0 };
 	uint64_t x[2] = { 0, 0 };
 	uint32_t other = append_name(t, "other");
-	json_t *fb;
 
 	if (max_nodes)
 		truncate_tree(t, max_nodes);
-	t->rows = json_array();
-	t->out_names = json_array();
+	strbuf_init(&t->out_names, 0);
 	t->out_id = xmalloc(t->nr_names * sizeof(*t->out_id));
 	memset(t->out_id, 0xff, t->nr_names * sizeof(*t->out_id));
 	emit(t, &c, dbl, 0, 0, x, other);
-	fb = json_pack("{s:o,s:o,s:I,s:I}", "names", t->out_names, "levels", t->rows, "numTicks",
-		       (json_int_t)(t->v[0].total[0] + t->v[0].total[1]), "maxSelf",
-		       (json_int_t)t->max_self);
+	strbuf_addstr(out, "{\"names\":[");
+	strbuf_add(out, t->out_names.buf, t->out_names.len);
+	strbuf_addstr(out, "],\"levels\":[");
+	for (size_t d = 0; d < t->nr_rows && t->rows[d].len; d++) {
+		if (d)
+			strbuf_addch(out, ',');
+		strbuf_addch(out, '[');
+		strbuf_add(out, t->rows[d].buf, t->rows[d].len - 1);	/* without the last ',' */
+		strbuf_addch(out, ']');
+	}
+	strbuf_addstr(out, "],\"numTicks\":");
+	put_u64(out, t->v[0].total[0] + t->v[0].total[1]);
+	strbuf_addstr(out, ",\"maxSelf\":");
+	put_u64(out, t->max_self);
+	strbuf_addch(out, '}');
 	if (left_ticks)
 		*left_ticks = t->v[0].total[0];
 	if (right_ticks)
 		*right_ticks = t->v[0].total[1];
 	free(c.end[0]);
 	free(c.end[1]);
+	for (size_t d = 0; d < t->nr_rows; d++)
+		strbuf_release(&t->rows[d]);
+	free(t->rows);
+	strbuf_release(&t->out_names);
 	free(t->v);
 	free(t->names);
 	free(t->out_id);
@@ -421,12 +502,22 @@ static json_t *tree_finish(struct tree *t, bool dbl, size_t max_nodes, uint64_t 
 	free(t->depth);
 	idmap__free(t->children);
 	hashmap__free(t->name_ids);
-	return fb;
+}
+
+static json_t *parse(struct strbuf *text)
+{
+	json_t *v = json_loadb(text->buf, text->len, 0, NULL);
+
+	if (!v)
+		abort();	/* we wrote it: only out of memory gets here */
+	strbuf_release(text);
+	return v;
 }
 
 json_t *flamebearer__build(const struct profile *left, const struct profile *right,
 			   size_t max_nodes, uint64_t *left_ticks, uint64_t *right_ticks)
 {
+	struct strbuf text = STRBUF_INIT;
 	struct tree t;
 	/* At most one node per frame of every stack, but mostly far fewer: start at an
 	 * eighth and grow by doubling. */
@@ -442,11 +533,13 @@ json_t *flamebearer__build(const struct profile *left, const struct profile *rig
 	add_profile(&t, left, 0);
 	if (right)
 		add_profile(&t, right, 1);
-	return tree_finish(&t, right != NULL, max_nodes, left_ticks, right_ticks);
+	tree_finish(&t, &text, right != NULL, max_nodes, left_ticks, right_ticks);
+	return parse(&text);
 }
 
-json_t *flamebearer__build_trees(const struct store_tree *left, const struct store_tree *right,
-				 size_t max_nodes, uint64_t *left_ticks, uint64_t *right_ticks)
+void flamebearer__write_trees(struct strbuf *out, const struct store_tree *left,
+			      const struct store_tree *right, size_t max_nodes,
+			      uint64_t *left_ticks, uint64_t *right_ticks)
 {
 	struct tree t;
 
@@ -454,5 +547,14 @@ json_t *flamebearer__build_trees(const struct store_tree *left, const struct sto
 	add_store_tree(&t, left, 0);
 	if (right)
 		add_store_tree(&t, right, 1);
-	return tree_finish(&t, right != NULL, max_nodes, left_ticks, right_ticks);
+	tree_finish(&t, out, right != NULL, max_nodes, left_ticks, right_ticks);
+}
+
+json_t *flamebearer__build_trees(const struct store_tree *left, const struct store_tree *right,
+				 size_t max_nodes, uint64_t *left_ticks, uint64_t *right_ticks)
+{
+	struct strbuf text = STRBUF_INIT;
+
+	flamebearer__write_trees(&text, left, right, max_nodes, left_ticks, right_ticks);
+	return parse(&text);
 }

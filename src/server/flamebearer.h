@@ -14,6 +14,7 @@
 
 #include "profile/profile.h"
 #include "store/store.h"
+#include "util/strbuf.h"
 
 /* Returns the "flamebearer" object {names, levels, numTicks, maxSelf} of left (single), or
  * of left against right (double, when right is not NULL: numTicks is their sum). Sets
@@ -21,7 +22,11 @@
 json_t *flamebearer__build(const struct profile *left, const struct profile *right,
 			   size_t max_nodes, uint64_t *left_ticks, uint64_t *right_ticks);
 
-/* The same from a store's call trees (store__select_tree): right may be NULL. */
+/* The same as JSON text appended to out (what the server sends), and as an object, from
+ * a store's call trees (store__select_tree): right may be NULL. */
+void flamebearer__write_trees(struct strbuf *out, const struct store_tree *left,
+			      const struct store_tree *right, size_t max_nodes,
+			      uint64_t *left_ticks, uint64_t *right_ticks);
 json_t *flamebearer__build_trees(const struct store_tree *left, const struct store_tree *right,
 				 size_t max_nodes, uint64_t *left_ticks, uint64_t *right_ticks);
 

@@ -233,14 +233,8 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 			ret = store__select_tree(r->srv->store, rq, rf, ru, &rt, err, errlen);
 		pthread_mutex_unlock(&r->srv->lock);
 		if (!ret) {
-			json_t *v = flamebearer__build_trees(&lt, rq ? &rt : NULL, max_nodes,
-							     &ticks[0], &ticks[1]);
-			char *text = json_dumps(v, JSON_COMPACT);
-			json_decref(v);
-			if (!text)
-				abort();
-			strbuf_addstr(fb, text);
-			free(text);
+			flamebearer__write_trees(fb, &lt, rq ? &rt : NULL, max_nodes, &ticks[0],
+						 &ticks[1]);
 			render_cache__put(r->srv->cache, key.buf, gen, fb->buf, fb->len, ticks);
 		}
 	} else {

@@ -4,7 +4,7 @@
  * keyboard usable (arrow keys move between rows, Enter or a click selects: onSelect(id)).
  *
  *   var t = new KilnTable(tableEl, filterInput, countEl, {onSelect: fn(nameId or -1)});
- *   t.setTree(tree); t.setSort('total', -1); t.select(nameId);  */
+ *   t.setTree(tree[, filter]); t.setSort('total', -1); t.select(nameId);  */
 (function (global) {
 	'use strict';
 
@@ -77,7 +77,12 @@
 		return [['name', 'Function'], ['self', 'Self'], ['total', 'Total']];
 	};
 
-	Table.prototype.setTree = function (T) {
+	/* Shows tree T (filtered by filter when given: one render for both). */
+	Table.prototype.setTree = function (T, filter) {
+		if (filter !== undefined) {
+			this.filter = filter || '';
+			this.filterInput.value = this.filter;
+		}
 		this.T = T;
 		this.st = T ? stats(T) : null;
 		if (T && T.diff && !/^(name|totalA|totalB|delta|selfDelta)$/.test(this.sortKey)) this.sortKey = 'delta';

@@ -357,6 +357,21 @@ static void test_flamebearer(void **state)
 	free(text);
 	json_decref(fb);
 
+	/* names are JSON-escaped; names that are not UTF-8 have their high bytes as '?' */
+	{
+		struct profile *c = profile__new();
+		const char *odd[] = { "q\"b\\s", "tab\there\x01", "caf\xc3\xa9", "bad\xff\xc3\xa9",
+				      "\xed\xa0\x80surrogate", "\xc0\xafoverlong" };
+		profile__add_names(c, odd, 6, 1);
+		fb = flamebearer__build(c, NULL, 0, NULL, NULL);
+		text = json_dumps(json_object_get(fb, "names"), JSON_COMPACT);
+		assert_string_equal(text, "[\"total\",\"q\\\"b\\\\s\",\"tab\\there\\u0001\","
+				    "\"caf\xc3\xa9\",\"bad???\",\"???surrogate\",\"??overlong\"]");
+		free(text);
+		json_decref(fb);
+		profile__free(c);
+	}
+
 	/* random profiles keep the invariants, single and double, with many ties at the cut */
 	for (int i = 0; i < 200; i++) {
 		char names[8][16];
