@@ -470,6 +470,10 @@ static void tree_finish(struct tree *t, struct strbuf *out, bool dbl, size_t max
 	t->out_id = xmalloc(t->nr_names * sizeof(*t->out_id));
 	memset(t->out_id, 0xff, t->nr_names * sizeof(*t->out_id));
 	emit(t, &c, dbl, 0, 0, x, other);
+	size_t size = t->out_names.len + 128;
+	for (size_t d = 0; d < t->nr_rows; d++)
+		size += t->rows[d].len + 3;
+	strbuf_grow(out, size);
 	strbuf_addstr(out, "{\"names\":[");
 	strbuf_add(out, t->out_names.buf, t->out_names.len);
 	strbuf_addstr(out, "],\"levels\":[");
