@@ -433,6 +433,52 @@ out:
 	store_query_release(&q);
 }
 
+/* kiln's own: every label name of the matching series with its values, in one request
+ * ({"host": ["a", "b"], ...}), so that the UI lists its filters without a round trip per
+ * label. Same arguments as /pyroscope/labels. */
+void query__label_sets(struct request *r, struct response *resp)
+{
+	struct store_query q;
+	int64_t from, until;
+	char err[256], **names = NULL;
+	size_t n = 0;
+	json_t *out = json_object();
+	int ret;
+
+	store_query_init(&q);
+	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, false))
+		goto out;
+	if (!req__arg(r, "from"))
+		from = 0;
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__label_names(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
+	for (size_t i = 0; !ret && i < n; i++) {
+		char **v = NULL;
+		size_t nv = 0;
+		json_t *a = json_array();
+		ret = store__label_values(r->srv->store, &q, names[i], from, until, &v, &nv, err,
+					  sizeof(err));
+		for (size_t j = 0; !ret && j < nv; j++) {
+			json_t *str = json_string(v[j]);
+			if (str)
+				json_array_append_new(a, str);
+		}
+		json_object_set_new(out, names[i], a);	/* dropped when the name is not UTF-8 */
+		store__free_strings(v, nv);
+	}
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret) {
+		resp__error(resp, 500, "%s", err);
+	} else {
+		resp__json(resp, 200, out);
+		out = NULL;
+	}
+	store__free_strings(names, n);
+out:
+	json_decref(out);
+	store_query_release(&q);
+}
+
 void query__label_values(struct request *r, struct response *resp)
 {
 	const char *label = req__arg(r, "label");

@@ -41,6 +41,7 @@ static const struct route {
 	{ "GET", "/pyroscope/label-values", query__label_values, AUTH_NONE },
 	{ "GET", "/label-values", query__label_values, AUTH_NONE },
 	{ "GET", "/api/apps", query__apps, AUTH_NONE },
+	{ "GET", "/api/labels", query__label_sets, AUTH_NONE },
 	{ "GET", "/api/series", query__series, AUTH_NONE },
 	{ "GET", "/", ui__asset, AUTH_NONE },
 	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
@@ -95,7 +96,7 @@ static void static_files(struct request *r, struct response *resp)
 			      "<li><a href=\"/api/apps\">/api/apps</a>: services"
 			      "<li>/pyroscope/render?query=SERVICE{label=\"value\"}&amp;from=now-1h&amp;until=now"
 			      "[&amp;format=collapsed|pprof]"
-			      "<li>/pyroscope/render-diff, /pyroscope/labels, /pyroscope/label-values, /api/series"
+			      "<li>/pyroscope/render-diff, /pyroscope/labels, /pyroscope/label-values, /api/labels, /api/series"
 			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest (Pyroscope)</ul>");
 	} else {
 		resp__error(resp, 404, "no such file '%.64s'", name);

@@ -6,7 +6,7 @@
  * (filters), search, fn (function selected in the table), zoom (frame names from the root,
  * joined by ';'), sort (key, '-' first for descending), flip=1, maxNodes, and for the diff
  * view mode=diff with aFrom, aUntil, bFrom, bUntil, a.LABEL and b.LABEL. The API is
- * kiln serve's own: /api/apps, /pyroscope/labels, /pyroscope/label-values,
+ * kiln serve's own: /api/apps, /api/labels (every label with its values),
  * /pyroscope/render, /pyroscope/render-diff and /api/series. */
 (function (global) {
 	'use strict';
@@ -344,14 +344,11 @@
 	function loadLabels() {
 		if (labelsFor === S.service) return Promise.resolve();
 		var q = { query: S.service, from: 'now-30d' };
-		return api('/pyroscope/labels', q).then(function (names) {
-			names = names.filter(function (n) { return n !== '__name__' && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(n); });
-			return Promise.all(names.map(function (n) {
-				return api('/pyroscope/label-values', merged(q, { label: n })).then(function (v) { return [n, v]; });
-			}));
-		}).then(function (pairs) {
+		return api('/api/labels', q).then(function (sets) {
 			labelValues = {};
-			pairs.forEach(function (p) { labelValues[p[0]] = p[1]; });
+			Object.keys(sets).forEach(function (n) {
+				if (n !== '__name__' && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(n)) labelValues[n] = sets[n];
+			});
 			labelsFor = S.service;
 		});
 	}

@@ -132,6 +132,17 @@ static void test_upload_and_query(void **state)
 	assert_int_equal(http(port, "/pyroscope/label-values?label=process&query=web", NULL, NULL,
 			      0, &reply), 200);
 	assert_string_equal(reply.buf, "[\"sshd\",\"worker\"]");
+	/* every label with its values in one request */
+	assert_int_equal(http(port, "/api/labels?query=web", NULL, NULL, 0, &reply), 200);
+	json_t *sets = json_loads(reply.buf, 0, NULL);
+	char *text = json_dumps(json_object_get(sets, "process"), JSON_COMPACT);
+	assert_string_equal(text, "[\"sshd\",\"worker\"]");
+	free(text);
+	text = json_dumps(json_object_get(sets, "container"), JSON_COMPACT);
+	assert_string_equal(text, "[\"ctr\"]");
+	free(text);
+	assert_int_equal(json_array_size(json_object_get(sets, "host")), 1);
+	json_decref(sets);
 	assert_int_equal(http(port, "/pyroscope/render?query=web&from=now-1h&until=now", NULL,
 			      NULL, 0, &reply), 200);
 	json_t *fb = json_loads(reply.buf, 0, NULL);
