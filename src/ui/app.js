@@ -276,10 +276,14 @@
 		if (T.diff) {
 			chip('grew in B', '', 'kf-grow'); chip('shrank in B', '', 'kf-shrink');
 		} else {
-			for (i = 0; i < T.names.length - 1; i++) {
-				var rt = KilnFlame.runtimeName(T.names[i]);
-				if (!seen[rt]) seen[rt] = T.names[i];
-			}
+			/* the tree has each name's runtime already (T.rt): one name per runtime */
+			var first = {};
+			for (i = 0; i < T.names.length - 1; i++)
+				if (!first.hasOwnProperty(T.rt[i])) first[T.rt[i]] = T.names[i];
+			Object.keys(first).forEach(function (k) {
+				var rt = KilnFlame.runtimeName(first[k]);
+				if (!seen[rt]) seen[rt] = first[k];
+			});
 			Object.keys(seen).sort().forEach(function (rt) { chip(rt, KilnFlame.colorOf(seen[rt])); });
 		}
 		var note = document.createElement('span');
