@@ -79,5 +79,8 @@ void query__apps(struct request *r, struct response *resp);
 void query__series(struct request *r, struct response *resp);
 /* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
 void ui__asset(struct request *r, struct response *resp);
+/* index.html with its embedded stylesheets and scripts inlined (built on first use), or
+ * NULL when there is no index.html. Sets *len. */
+const char *ui__index(size_t *len);
 
 #endif

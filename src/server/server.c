@@ -83,8 +83,14 @@ static void static_files(struct request *r, struct response *resp)
 {
 	const char *name = !strcmp(r->url, "/") ? "index.html" : r->url + strlen("/ui/");
 	const struct asset *a = strchr(name, '/') ? NULL : asset__find(name);
+	const char *page;
+	size_t len;
 
-	if (a) {
+	if (!strcmp(r->url, "/") && (page = ui__index(&len))) {
+		resp->status = 200;
+		resp->content_type = content_type_of(name);
+		strbuf_add(&resp->body, page, len);
+	} else if (a) {
 		resp->status = 200;
 		resp->content_type = content_type_of(name);
 		strbuf_add(&resp->body, a->data, a->size);

@@ -132,6 +132,12 @@ static void test_upload_and_query(void **state)
 	assert_int_equal(http(port, "/pyroscope/label-values?label=process&query=web", NULL, NULL,
 			      0, &reply), 200);
 	assert_string_equal(reply.buf, "[\"sshd\",\"worker\"]");
+	/* the page comes with its scripts and styles inlined; the files are still served */
+	assert_int_equal(http(port, "/", NULL, NULL, 0, &reply), 200);
+	assert_non_null(strstr(reply.buf, "KilnFlame"));
+	assert_null(strstr(reply.buf, "<script src="));
+	assert_int_equal(http(port, "/ui/app.js", NULL, NULL, 0, &reply), 200);
+	assert_non_null(strstr(reply.buf, "kilnApp"));
 	/* every label with its values in one request */
 	assert_int_equal(http(port, "/api/labels?query=web", NULL, NULL, 0, &reply), 200);
 	json_t *sets = json_loads(reply.buf, 0, NULL);
