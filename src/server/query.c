@@ -249,14 +249,21 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 
 /* Rounds a range out to the store's 10 s resolution, so that requests a few seconds apart
  * ("now-1h" reloaded) are the same query and can share a cached result. */
+static int64_t ceil_step(int64_t t)
+{
+	int64_t r = t % STORE_RAW_STEP;
+
+	if (r < 0)
+		r += STORE_RAW_STEP;
+	return !r || t > INT64_MAX - STORE_RAW_STEP ? t : t + (STORE_RAW_STEP - r);
+}
+
 static void round_range(int64_t *from, int64_t *until)
 {
-	int64_t step = STORE_RAW_STEP;
-
-	*from = *from < 0 ? *from / step * step : (*from + step - 1) / step * step;
-	*until = *until < 0 ? *until / step * step : (*until + step - 1) / step * step;
+	*from = ceil_step(*from);
+	*until = ceil_step(*until);
 	if (*until <= *from)
-		*until = *from + step;
+		*until = *from <= INT64_MAX - STORE_RAW_STEP ? *from + STORE_RAW_STEP : INT64_MAX;
 }
 
 void query__render(struct request *r, struct response *resp)
