@@ -67,9 +67,20 @@ int gzip__compress_level(struct strbuf *out, const void *data, size_t len, int l
  * on corrupt input. */
 int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t limit);
 
-/* Route handlers (server/ingest.c, server/query.c). */
+/* Route handlers (server/ingest.c, ingest_push.c, query.c). */
 void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
+void ingest__push(struct request *r, struct response *resp);
+
+/* Shared by the ingest handlers. Stores put under the server's lock; on failure sets a
+ * 422/507/500 error and returns a negative errno. */
+int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
+/* Parses pprof data with the first sample type it has among the ones kiln knows (cpu,
+ * wall, samples, space, objects, ...) into p and names the service: "app" with CPU
+ * samples becomes "app.cpu" (unless app already ends with a type suffix); *service is
+ * malloc'ed. Returns 0; -ENOENT when no sample type is known; -EINVAL with err set. */
+int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const char *app,
+			char **service, char *err, size_t errlen);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <malloc.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static const struct route {
 	{ "POST", "/api/v1/profiles", ingest__gprofiler, AUTH_UPLOAD },
 	{ "POST", "/ingest", ingest__pyroscope, AUTH_UPLOAD },
 	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_UPLOAD },
+	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_UPLOAD },
 	{ "GET", "/pyroscope/render", query__render, AUTH_NONE },
 	{ "GET", "/render", query__render, AUTH_NONE },
 	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_NONE },
@@ -103,7 +105,8 @@ static void static_files(struct request *r, struct response *resp)
 			      "<li>/pyroscope/render?query=SERVICE{label=\"value\"}&amp;from=now-1h&amp;until=now"
 			      "[&amp;format=collapsed|pprof]"
 			      "<li>/pyroscope/render-diff, /pyroscope/labels, /pyroscope/label-values, /api/labels, /api/series"
-			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest (Pyroscope)</ul>");
+			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest and "
+			      "/push.v1.PusherService/Push (Pyroscope)</ul>");
 	} else {
 		resp__error(resp, 404, "no such file '%.64s'", name);
 	}
@@ -378,30 +381,47 @@ static void *retention_loop(void *arg)
 	return NULL;
 }
 
-static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err, size_t errlen)
+/* "IPV4:PORT", "[IPV6]:PORT", "localhost:PORT" or ":PORT" (loopback) into sa. */
+static int parse_listen(const char *listen, struct sockaddr_storage *sa, char *err,
+			size_t errlen)
 {
 	const char *colon = strrchr(listen, ':');
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct addrinfo *res = NULL;
 	char host[64];
+	size_t hlen;
 	char *end;
 	long port;
 
 	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	if (!colon || (size_t)(colon - listen) >= sizeof(host))
+	if (!colon || (hlen = (size_t)(colon - listen)) >= sizeof(host))
 		goto bad;
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = 0;
 	port = strtol(colon + 1, &end, 10);
 	if (end == colon + 1 || *end || port < 0 || port > 65535)
 		goto bad;
-	if (!*host || !strcmp(host, "localhost"))
+	if (hlen >= 2 && listen[0] == '[' && listen[hlen - 1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(hlen - 2), listen + 1);
+	else if (hlen && !memchr(listen, ':', hlen))
+		snprintf(host, sizeof(host), "%.*s", (int)hlen, listen);
+	else if (!hlen)
 		snprintf(host, sizeof(host), "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+	else
+		goto bad;	/* an IPv6 address without brackets */
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || !res ||
+	    res->ai_addrlen > sizeof(*sa)) {
+		if (res)
+			freeaddrinfo(res);
 		goto bad;
-	sa->sin_port = htons((uint16_t)port);
+	}
+	memcpy(sa, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
 	return 0;
 bad:
-	errmsg(err, errlen, "failed to parse listen address '%s': expected IPV4:PORT", listen);
+	errmsg(err, errlen, "failed to parse listen address '%s': expected IPV4:PORT or "
+	       "[IPV6]:PORT", listen);
 	return -EINVAL;
 }
 
@@ -409,7 +429,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
 	struct store_options so = { .retention_days = opts->retention_days };
-	struct sockaddr_in sa;
+	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
 
 	/* A query of a large profile allocates tens of MB of short-lived arrays; glibc would
@@ -439,7 +459,8 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	srv->store = store__open(opts->data_dir ? opts->data_dir : "kiln-data", &so, err, errlen);
 	if (!srv->store)
 		goto fail;
-	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				    (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				    0, NULL, NULL, on_request, srv,
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				    MHD_OPTION_THREAD_POOL_SIZE, srv->opts.threads,
@@ -453,7 +474,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		goto fail;
 	}
 	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	srv->port = info ? info->port : ntohs(sa.sin_port);
+	srv->port = info ? info->port : 0;
 	if (pthread_create(&srv->retention_thread, NULL, retention_loop, srv) == 0)
 		srv->retention_started = true;
 	return srv;

@@ -39,6 +39,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp)
 {
 	struct unwind_cache *c = xcalloc(1, sizeof(*c));
@@ -129,6 +137,7 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 {
 	struct unwind_elf b, d = { .fd = -1 };
 	struct unwind_sources src = { .rows_if_fp = c->rows_if_fp };
+	uint64_t t0 = cpu_ns();
 
 	e->err = unwind_elf_open(&b, p, m);
 	if (e->err == 0) {
@@ -147,6 +156,9 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 		log_debug("failed to read the unwind tables of '%s': %s", m->path ? m->path : "?",
 			  strerror(-e->err));
 	}
+	else
+		log_debug("unwind table of '%s': %zu rows in %.1f ms of CPU",
+			  m->path ? m->path : "?", e->t.nrows, (double)(cpu_ns() - t0) / 1e6);
 	c->builds++;
 	e->bytes = sizeof(*e) + (e->err ? 0 : unwind_table_bytes(&e->t));
 	c->bytes += e->bytes;
