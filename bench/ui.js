@@ -33,7 +33,7 @@ async function threadMs(cdp) {
 }
 
 async function measure(browser, srv, url, label) {
-	const wall = [], api = [], build = [], cpuPage = [], cpuServer = [];
+	const wall = [], api = [], build = [], cpuPage = [], cpuServer = [], cache = [];
 	let zoomWall = [], zoomCpu = [], nodes = 0, frames = 0;
 	for (let r = 0; r < RUNS; r++) {
 		const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
@@ -41,6 +41,10 @@ async function measure(browser, srv, url, label) {
 		const cdp = await ctx.newCDPSession(page);
 		await cdp.send('Performance.enable');
 		const w = L.watch(page), s0 = L.cpuMs(srv.pid);
+		/* whether the server answered the flamegraph from its cache (X-Kiln-Cache) */
+		page.on('response', (resp) => {
+			if (/\/pyroscope\/render\?/.test(resp.url())) cache.push(resp.headers()['x-kiln-cache'] || '?');
+		});
 		/* wait for the page's own 'kiln:ready' event: polling from the test would use the
 		 * page's main thread too and inflate its CPU time */
 		await page.goto(url, { waitUntil: 'domcontentloaded' });
@@ -85,7 +89,7 @@ async function measure(browser, srv, url, label) {
 	console.log(label + ': ' + nodes + ' nodes, ' + frames + ' frames drawn at 1440x900');
 	console.log('  navigation to drawn flamegraph: median ' + f1(median(wall)) + ' ms wall (runs ' +
 		wall.map(f1).join(', ') + '; API calls ' + f1(median(api)) + ' ms, tree + table + first draw ' +
-		f1(median(build)) + ' ms)   [target < 1000 ms]');
+		f1(median(build)) + ' ms; server cache per run: ' + cache.join(', ') + ')   [target < 1000 ms]');
 	console.log('    CPU: page main thread ' + f1(median(cpuPage)) + ' ms, kiln serve ' + f1(median(cpuServer)) + ' ms');
 	console.log('  zoom (layout + draw), ' + zs.length + ' zooms: wall median ' + f1(median(zs)) + ' ms, p95 ' +
 		f1(zs[Math.floor(zs.length * 0.95)]) + ', max ' + f1(zs[zs.length - 1]) + '; main-thread CPU median ' +

@@ -156,6 +156,11 @@ size_t proctab__nr_mappings(const struct proc_mm *mm)
 	return mm ? mm->nr_active : 0;
 }
 
+const struct mapping *proctab__mapping_at(const struct proc_mm *mm, size_t i)
+{
+	return mm && i < mm->nr_active ? &mm->active[i]->m : NULL;
+}
+
 bool proctab__first_use(const struct mapping *m)
 {
 	struct pmap *pm = (struct pmap *)m;
@@ -337,6 +342,10 @@ void proctab__comm(struct proctab *t, pid_t pid, pid_t tid, const char *comm, bo
 		p->exited = false;
 		/* The runtime reader of the old image no longer applies. */
 		p->rt_checked = false;
+		/* A container's first process joins its cgroup between fork and exec (runc
+		 * init): what it inherited from its parent is the runtime's, not the
+		 * container's. */
+		procfs__container(pid, p->container, sizeof(p->container));
 	}
 	if (exec || tid == pid)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);

@@ -60,8 +60,10 @@ void proctab__exit(struct proctab *t, pid_t pid, pid_t tid);
 
 /* The mapping of mm that holds addr, or NULL. The pointer stays valid until reap. */
 const struct mapping *proctab__mapping(const struct proc_mm *mm, uint64_t addr);
-/* Number of executable mappings of mm (0 for a kernel thread). */
+/* Number of executable mappings of mm (0 for a kernel thread), and the i-th of them
+ * (NULL past the end), valid until reap. */
 size_t proctab__nr_mappings(const struct proc_mm *mm);
+const struct mapping *proctab__mapping_at(const struct proc_mm *mm, size_t i);
 /* Re-reads the executable mappings of a live process from /proc/PID/maps into its current
  * address space (at most once a second per process): the repair for records lost or seen
  * out of order across CPUs. Returns 0, -EAGAIN when too soon, or a negative errno. */

@@ -20,7 +20,8 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 
-#define READER_POLL_MS 100	/* the reader thread drains at least this often */
+#define READER_POLL_MS 1000	/* the reader thread drains at least this often */
+#define READER_MIN_POLL_MS 50	/* and a lazy reader at most this often */
 #define KICK_TOKEN UINT32_MAX	/* epoll data of the kick eventfd */
 
 struct ring {
@@ -48,6 +49,8 @@ struct sampler {
 	int notify_fd;		/* reader -> consumer: records queued */
 	uint64_t drain_req, drain_done;
 	int stop;
+	int eager;		/* wake_per_sample: the rings are in the epoll set now */
+	int lazy_ms;		/* wake_per_sample, not eager: drain this often */
 	uint64_t queue_full, reader_bad, wakeups;
 };
 
@@ -106,6 +109,20 @@ static unsigned default_ring_pages(const struct sampler_config *cfg)
 	while (pages < want && pages < 2048)
 		pages *= 2;
 	return pages;
+}
+
+/* How often a reader that no ring wakes must drain so that no ring fills: a quarter of
+ * the time a CPU sampling at full rate takes to fill its ring. */
+static int lazy_poll_ms(const struct sampler_config *cfg)
+{
+	uint64_t per_sample = 1024 + (cfg->user_regs_stack ? cfg->stack_size : 0);
+	uint64_t fill_ms = (uint64_t)cfg->ring_pages * (uint64_t)getpagesize() * 1000 /
+			   ((uint64_t)(cfg->freq ? cfg->freq : 1) * per_sample);
+
+	fill_ms /= 4;
+	if (fill_ms < READER_MIN_POLL_MS)
+		fill_ms = READER_MIN_POLL_MS;
+	return fill_ms > READER_POLL_MS ? READER_POLL_MS : (int)fill_ms;
 }
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -220,13 +237,14 @@ int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *
 		}
 		r->data = (uint8_t *)r->page + page;
 		r->mask = s->cfg.ring_pages * (uint64_t)page - 1;
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, r->fd, &ev) < 0) {
+		if (!cfg->wake_per_sample && epoll_ctl(s->epfd, EPOLL_CTL_ADD, r->fd, &ev) < 0) {
 			ret = -errno;
 			errmsg(err, errlen, "failed to add cpu %u to epoll: %s", cpus[i],
 			       strerror(errno));
 			goto fail;
 		}
 	}
+	s->lazy_ms = lazy_poll_ms(&s->cfg);
 	ret = start_reader(s, err, errlen);
 	if (ret < 0)
 		goto fail;
@@ -336,8 +354,8 @@ static int move_ring(struct sampler *s, struct ring *r)
 	return n;
 }
 
-/* The reader thread: woken by a ring (watermark or every sample), by a kick, or every
- * READER_POLL_MS. */
+/* The reader thread: woken by a ring (watermark, or every sample while eager), by a kick,
+ * or every READER_POLL_MS (lazy_ms when the rings cannot wake it). */
 static void *reader_main(void *arg)
 {
 	struct sampler *s = arg;
@@ -347,7 +365,8 @@ static void *reader_main(void *arg)
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t req, v, one = 1;
 		int moved = 0;
-		int n = epoll_wait(s->epfd, evs, 16, READER_POLL_MS);
+		bool lazy = s->cfg.wake_per_sample && !__atomic_load_n(&s->eager, __ATOMIC_ACQUIRE);
+		int n = epoll_wait(s->epfd, evs, 16, lazy ? s->lazy_ms : READER_POLL_MS);
 
 		if (n > 0)
 			__atomic_fetch_add(&s->wakeups, 1, __ATOMIC_RELAXED);
@@ -461,6 +480,25 @@ int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handle
 	if (ret < 0)
 		return ret;
 	return consume(s, h);
+}
+
+int sampler__set_eager(struct sampler *s, bool eager)
+{
+	uint64_t one = 1;
+
+	if (!s->cfg.wake_per_sample || __atomic_load_n(&s->eager, __ATOMIC_ACQUIRE) == eager)
+		return 0;
+	for (unsigned i = 0; i < s->nr_rings; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+		if (epoll_ctl(s->epfd, eager ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, s->rings[i].fd,
+			      &ev) < 0 && errno != EEXIST && errno != ENOENT)
+			return -errno;
+	}
+	__atomic_store_n(&s->eager, eager, __ATOMIC_RELEASE);
+	/* a lazy reader may be in a long wait: let it pick up its new timeout */
+	if (write(s->kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
 }
 
 struct sampler_stats sampler__stats(const struct sampler *s)

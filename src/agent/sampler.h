@@ -1,8 +1,8 @@
 /* The sampler: one perf_event per online CPU (software cpu-clock at a frequency) whose
  * mmap ring buffers carry the samples and the sideband records (COMM, MMAP2, FORK, EXIT)
  * that keep the process table right. One reader thread waits on all rings through one
- * epoll set (the kernel wakes it by watermark, not per sample, or every 100 ms) and moves
- * their records into a queue in memory, so that the kernel's rings stay drained while the
+ * epoll set (the kernel wakes it by watermark, not per sample, or at least every second)
+ * and moves their records into a queue in memory, so that the kernel's rings stay drained while the
  * consumer unwinds, symbolizes or is descheduled.
  *
  * The consumer (the thread calling sampler__poll/drain) gets the records decoded into the
@@ -27,9 +27,10 @@ struct sampler_config {
 	bool user_regs_stack;	/* PERF_SAMPLE_REGS_USER + STACK_USER for CFI unwinding */
 	uint32_t stack_size;	/* bytes of user stack copied per sample (multiple of 8) */
 	unsigned ring_pages;	/* data pages per CPU ring (power of two); 0: about a second of samples */
-	bool wake_per_sample;	/* wake the reader for every sample instead of by watermark:
-				 * a runtime reader (Python) reads a thread's stack when its
-				 * sample is decoded, so the sample must reach it at once */
+	bool wake_per_sample;	/* the reader can be woken for every sample (see
+				 * sampler__set_eager) instead of by watermark: a runtime
+				 * reader (Python) reads a thread's stack when its sample is
+				 * decoded, so the sample must reach it at once */
 };
 
 struct sampler_sample {
@@ -85,6 +86,12 @@ int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handle
 /* Has the reader move everything the kernel's rings hold now, and decodes it all (waits
  * 2 s at most). Returns the number of records decoded, or a negative errno. */
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h);
+
+/* With wake_per_sample: whether every sample wakes the reader (eager: while a process a
+ * runtime reader follows is alive) or the reader drains on a timer short enough that no
+ * ring fills (lazy, the start: a wakeup per sample costs CPU nobody needs then). No-op
+ * without wake_per_sample. Returns 0 or a negative errno. */
+int sampler__set_eager(struct sampler *s, bool eager);
 
 /* Counters since sampler__open. */
 struct sampler_stats sampler__stats(const struct sampler *s);

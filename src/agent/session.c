@@ -21,7 +21,7 @@
 
 #define MAX_USER 256
 #define MAX_RT 256
-#define POLL_MS 250
+#define POLL_MS 1000	/* signals interrupt the wait; the duration ends it */
 
 struct retired_rt {
 	const struct runtime_ops *ops;
@@ -85,6 +85,15 @@ static bool runtime_disabled(const struct session *s, const char *name)
 	return false;
 }
 
+/* Whether a runtime reader that is enabled probably runs in a process mapping path. */
+static bool runtime_likely(const struct session *s, const char *path)
+{
+	for (const struct runtime_ops *const *r = runtime_registry; *r; r++)
+		if (path && (*r)->likely && !runtime_disabled(s, (*r)->name) && (*r)->likely(path))
+			return true;
+	return false;
+}
+
 /* Attaches the first runtime reader that recognizes p, once per image. */
 static void attach_runtime(struct session *s, struct proc *p)
 {
@@ -105,7 +114,10 @@ static void attach_runtime(struct session *s, struct proc *p)
 			continue;
 		p->rt = (*r)->attach(&p->ref, reason);
 		if (p->rt) {
+			int ret = sampler__set_eager(s->sampler, true);
 			p->rt_ops = *r;
+			if (ret < 0)
+				log_warn("failed to wake the reader per sample: %s", strerror(-ret));
 			return;
 		}
 		if (reason[0]) {
@@ -113,6 +125,20 @@ static void attach_runtime(struct session *s, struct proc *p)
 			return;
 		}
 	}
+}
+
+/* Attaches the runtime of a process found at start-up that one probably runs. */
+static void attach_found(struct proc *p, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (!p->selected || p->exited || p->rt_checked)
+		return;
+	for (size_t i = 0; i < proctab__nr_mappings(p->mm); i++)
+		if (runtime_likely(s, proctab__mapping_at(p->mm, i)->path)) {
+			attach_runtime(s, p);
+			return;
+		}
 }
 
 struct find_ctx {
@@ -228,12 +254,23 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 
 static void on_comm(void *ctx, pid_t pid, pid_t tid, const char *comm, bool exec)
 {
-	proctab__comm(((struct session *)ctx)->procs, pid, tid, comm, exec);
+	struct session *s = ctx;
+
+	proctab__comm(s->procs, pid, tid, comm, exec);
+	if (exec)
+		java_session__note_exec(s->java, pid);
 }
 
 static void on_mmap(void *ctx, pid_t pid, pid_t tid, const struct mapping *m)
 {
-	proctab__mmap(((struct session *)ctx)->procs, pid, m);
+	struct session *s = ctx;
+	struct proc *p;
+
+	proctab__mmap(s->procs, pid, m);
+	/* A runtime loaded late, by dlopen (libpython into uwsgi or a plugin host): the
+	 * process is looked at again at its next sample. */
+	if (runtime_likely(s, m->path) && (p = proctab__find(s->procs, pid)) && !p->rt)
+		p->rt_checked = false;
 }
 
 static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid)
@@ -305,9 +342,13 @@ int session__open(const struct session_config *cfg, struct session **out, char *
 		goto fail;
 	}
 	proctab__scan(s->procs);
+	/* Runtimes already running are followed from the first sample on: found at their
+	 * first sample instead, that sample's batch would be read late (lazy drain). */
+	proctab__for_each(s->procs, attach_found, s);
 	if (!runtime_disabled(s, "java")) {
 		struct java_opts jo = { .frequency = cfg->freq, .thread_names = cfg->java_thread_names,
-					.pids = cfg->pids, .nr_pids = cfg->nr_pids };
+					.pids = cfg->pids, .nr_pids = cfg->nr_pids,
+					.exec_events = true };
 		s->java = java_session__start(&jo);	/* NULL: logged, Java frames off */
 	}
 	begin(s);
@@ -375,8 +416,28 @@ static uint64_t elapsed_ms(const struct timespec *since)
 	       (uint64_t)((now.tv_nsec - since->tv_nsec) / 1000000);
 }
 
+static void count_followed(struct proc *p, void *ctx)
+{
+	*(size_t *)ctx += p->rt && !p->exited;
+}
+
+/* Every sample wakes the agent while, and only while, a runtime reader follows a live
+ * process: it reads the thread's stack then. */
+static void update_eager(struct session *s)
+{
+	size_t followed = 0;
+	int ret;
+
+	proctab__for_each(s->procs, count_followed, &followed);
+	ret = sampler__set_eager(s->sampler, followed > 0);
+	if (ret < 0)
+		log_warn("failed to change how the reader wakes: %s", strerror(-ret));
+}
+
 int session__run(struct session *s, uint64_t duration_ms, volatile sig_atomic_t *stop)
 {
+	uint64_t checked = elapsed_ms(&s->start_mono);
+
 	while (!(stop && *stop)) {
 		uint64_t done = elapsed_ms(&s->start_mono);
 		uint64_t wait = POLL_MS;
@@ -386,6 +447,10 @@ int session__run(struct session *s, uint64_t duration_ms, volatile sig_atomic_t 
 			break;
 		if (duration_ms - done < wait)
 			wait = duration_ms - done;
+		if (done - checked >= POLL_MS) {
+			update_eager(s);
+			checked = done;
+		}
 		ret = sampler__poll(s->sampler, (int)wait, &s->handlers);
 		if (ret < 0 && ret != -EINTR)
 			return ret;

@@ -17,7 +17,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kiln serve [options]\n\n"
-		"  --listen ADDR:PORT      address to serve on (default %s; port 0 picks one)\n"
+		"  --listen ADDR:PORT      address to serve on, [IPV6]:PORT too (default %s;\n"
+		"                          port 0 picks one)\n"
 		"  --data-dir DIR          where the SQLite database lives (default ./kiln-data)\n"
 		"  --retention-days N      keep raw data N days, hourly 4N, daily 16N (default 30;\n"
 		"                          0 keeps everything)\n"

@@ -326,6 +326,12 @@ static int read_profile(struct reader *r, const char *sample_type)
 		profile__add(r->p, frames, (uint32_t)n, (uint64_t)smp->value[vi]);
 	}
 	free(frames);
+	if (!ret && pr->time_nanos > 0) {
+		json_object_set_new(profile__meta(r->p), "time_nanos", json_integer(pr->time_nanos));
+		if (pr->duration_nanos > 0)
+			json_object_set_new(profile__meta(r->p), "duration_nanos",
+					    json_integer(pr->duration_nanos));
+	}
 	if (!ret && pr->period > 0 && pr->period_type && str_at(r, pr->period_type->unit) &&
 	    !strcmp(str_at(r, pr->period_type->unit), "nanoseconds"))
 		json_object_set_new(profile__meta(r->p), "frequency",
@@ -364,10 +370,13 @@ int pprof__parse(struct profile *p, const void *data, size_t len, const char *sa
 	r.maps = hashmap__new();
 	ret = read_profile(&r, sample_type);
 	if (!ret) {	/* all or nothing: p changes only when the whole profile was valid */
-		json_t *hz = json_object_get(profile__meta(r.p), "frequency");
+		static const char *const keys[] = { "frequency", "time_nanos", "duration_nanos" };
 		profile__merge(p, r.p);
-		if (hz)
-			json_object_set(profile__meta(p), "frequency", hz);
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			json_t *v = json_object_get(profile__meta(r.p), keys[i]);
+			if (v)
+				json_object_set(profile__meta(p), keys[i], v);
+		}
 	}
 	hashmap__free(r.locs);
 	hashmap__free(r.funcs);

@@ -16,7 +16,8 @@ int pprof__write(struct strbuf *out, const struct profile *p);
 /* Decodes a pprof profile (gzipped or not) and adds its stacks to p, using the sample
  * type sample_type (e.g. "cpu"; NULL: the first one). Inlined functions become frames of
  * their own; a location without symbols becomes "(module+0xOFFSET)". Sets the metadata's
- * "frequency" from a period in nanoseconds. Returns 0, or -EINVAL with a message in err
+ * "frequency" from a period in nanoseconds, and "time_nanos" and "duration_nanos" when the
+ * profile has them. Returns 0, or -EINVAL with a message in err
  * when the data is not a valid profile (then p is unchanged). */
 int pprof__parse(struct profile *p, const void *data, size_t len, const char *sample_type,
 		 char *err, size_t errlen);

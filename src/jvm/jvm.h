@@ -38,8 +38,10 @@ struct kj_trace {
 
 typedef void (*kj_agct_fn)(struct kj_trace *trace, jint depth, void *ucontext);
 
-/* A ring slot: num_frames == KJ_NOT_JAVA marks a thread not attached to the JVM. */
+/* A ring slot: num_frames == KJ_NOT_JAVA marks a thread not attached to the JVM,
+ * KJ_FAULTED a sample whose AsyncGetCallTrace faulted (caught: the JVM lives on). */
 #define KJ_NOT_JAVA (-1000)
+#define KJ_FAULTED (-1001)
 struct kj_slot {
 	_Atomic uint64_t seq;
 	pid_t tid;
@@ -113,6 +115,8 @@ struct kj_slot *kj_sampler_take(void);
 void kj_sampler_release(struct kj_slot *s);
 /* Samples dropped because the ring was full. */
 uint64_t kj_sampler_lost(void);
+/* Samples whose AsyncGetCallTrace faulted and was cut short (the process lived on). */
+uint64_t kj_sampler_faults(void);
 /* Threads with an armed timer. */
 size_t kj_sampler_threads(void);
 

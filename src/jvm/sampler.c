@@ -11,9 +11,16 @@
  * The handler is async-signal-safe: it reads atomics, claims a slot in a preallocated
  * bounded MPSC ring (Vyukov's sequence-numbered cells: one CAS, no lock), lets
  * AsyncGetCallTrace write the frames straight into the slot and publishes it. A full ring
- * drops the sample and counts it. */
+ * drops the sample and counts it.
+ *
+ * AsyncGetCallTrace can fault on a thread caught in a state it does not expect (JDK 17 has
+ * no protection of its own). A fault inside it must not take the application down: the
+ * call runs under a per-thread sigsetjmp, and kiln's SIGSEGV/SIGBUS handler jumps back
+ * when the fault is in that window, and hands every other fault to the handler that was
+ * there before (HotSpot's, which relies on SIGSEGV for null checks and safepoints). */
 #include <dirent.h>
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +37,72 @@ static uint64_t deq_pos;		/* consumer only */
 static _Atomic uint64_t lost;
 static bool installed;
 
+/* The guard of the AsyncGetCallTrace call running on this thread, or NULL. initial-exec:
+ * a signal handler must not be the first to touch a dlopen'ed library's dynamic TLS. */
+static __thread sigjmp_buf *agct_guard __attribute__((tls_model("initial-exec")));
+static struct sigaction prev_segv, prev_bus;
+static _Atomic uint64_t faults;
+static _Atomic int fault_test;	/* KILN_JVM_FAULT_TEST: fault on purpose this many times */
+
 static pthread_mutex_t timers_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kj_map timers;		/* tid -> timer_t (as uint64) + 1 */
 
 static pid_t current_tid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Hands a fault to the handler installed before kiln's, as if kiln's were not there. */
+static void chain(int sig, siginfo_t *info, void *ucontext)
+{
+	const struct sigaction *prev = sig == SIGBUS ? &prev_bus : &prev_segv;
+
+	if (prev->sa_flags & SA_SIGINFO) {
+		prev->sa_sigaction(sig, info, ucontext);
+	} else if (prev->sa_handler == SIG_DFL) {
+		/* the fault repeats on return, and then kills the process as it would have */
+		signal(sig, SIG_DFL);
+	} else if (prev->sa_handler != SIG_IGN) {
+		prev->sa_handler(sig);
+	}
+}
+
+static void on_fault(int sig, siginfo_t *info, void *ucontext)
+{
+	sigjmp_buf *guard = agct_guard;
+
+	if (guard) {
+		agct_guard = NULL;
+		siglongjmp(*guard, 1);
+	}
+	chain(sig, info, ucontext);
+}
+
+/* Faults like a bad AsyncGetCallTrace would, for the crash-guard test. */
+static volatile uintptr_t unmapped = 16;
+
+static __attribute__((noinline)) void faulting_walk(struct kj_trace *trace)
+{
+	trace->num_frames = *(volatile jint *)unmapped;
+}
+
+/* AsyncGetCallTrace into trace, under the fault guard. Returns false when it faulted. */
+static bool guarded_agct(struct kj_trace *trace, void *ucontext)
+{
+	sigjmp_buf jb;
+
+	/* savemask: the jump out of the SIGSEGV handler must unblock SIGSEGV again */
+	if (sigsetjmp(jb, 1)) {
+		atomic_fetch_add_explicit(&faults, 1, memory_order_relaxed);
+		return false;
+	}
+	agct_guard = &jb;
+	if (atomic_load_explicit(&fault_test, memory_order_relaxed) > 0 &&
+	    atomic_fetch_sub_explicit(&fault_test, 1, memory_order_relaxed) > 0)
+		faulting_walk(trace);
+	kj.agct(trace, KJ_MAX_DEPTH, ucontext);
+	agct_guard = NULL;
+	return true;
 }
 
 static void on_sigprof(int sig, siginfo_t *info, void *ucontext)
@@ -73,12 +140,26 @@ static void on_sigprof(int sig, siginfo_t *info, void *ucontext)
 		s->num_frames = KJ_NOT_JAVA;
 	} else {
 		struct kj_trace trace = { env, 0, s->frames };
-		kj.agct(&trace, KJ_MAX_DEPTH, ucontext);
-		s->num_frames = trace.num_frames;
+		s->num_frames = guarded_agct(&trace, ucontext) ? trace.num_frames : KJ_FAULTED;
 	}
 	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
 out:
 	errno = saved_errno;
+}
+
+/* Puts on_fault in front of sig's handler, with that handler's mask and flags so that
+ * the faults it gets are handled under the same conditions as before. */
+static int install_fault_handler(int sig, struct sigaction *prev)
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, prev) < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_mask = prev->sa_mask;
+	sa.sa_flags = (prev->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+	return sigaction(sig, &sa, NULL);
 }
 
 int kj_sampler_install(void)
@@ -95,6 +176,13 @@ int kj_sampler_install(void)
 	}
 	for (uint64_t i = 0; i < KJ_RING_SLOTS; i++)
 		atomic_store(&ring[i].seq, i);
+	memset(&sa, 0, sizeof(sa));
+	const char *test = getenv("KILN_JVM_FAULT_TEST");
+	if (test)
+		atomic_store(&fault_test, atoi(test));
+	if (install_fault_handler(SIGSEGV, &prev_segv) < 0 ||
+	    install_fault_handler(SIGBUS, &prev_bus) < 0)
+		return -errno;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigprof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -217,6 +305,11 @@ void kj_sampler_release(struct kj_slot *s)
 uint64_t kj_sampler_lost(void)
 {
 	return atomic_load(&lost);
+}
+
+uint64_t kj_sampler_faults(void)
+{
+	return atomic_load(&faults);
 }
 
 size_t kj_sampler_threads(void)

@@ -46,6 +46,8 @@ static const char *error_frame(jint code)
 	};
 	if (code <= 0 && -code < (jint)(sizeof(names) / sizeof(names[0])))
 		return names[-code];
+	if (code == KJ_FAULTED)
+		return "[AsyncGetCallTrace_fault]";
 	return "[unknown_error]";
 }
 
@@ -156,12 +158,12 @@ static void write_stacks(bool final)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);	/* the writer's own CPU so far */
 	snprintf(line, sizeof(line),
 		 KILN_JVM_HEADER "seq=%llu samples=%llu lost=%llu final=%d threads=%zu notjava=%llu"
-				 " writer_cpu_us=%llu noframes=%llu\n",
+				 " writer_cpu_us=%llu noframes=%llu faults=%llu\n",
 		 (unsigned long long)w.seq, (unsigned long long)w.samples,
 		 (unsigned long long)(kj_sampler_lost() - w.lost_base), final,
 		 kj_sampler_threads(), (unsigned long long)w.not_java,
 		 (unsigned long long)cpu.tv_sec * 1000000ull + (unsigned long long)cpu.tv_nsec / 1000,
-		 (unsigned long long)w.no_frames);
+		 (unsigned long long)w.no_frames, (unsigned long long)kj_sampler_faults());
 	kj_buf_adds(&b, line);
 	kj_buf_adds(&b, KILN_JVM_TIDS);
 	while (kj_map_next(&w.tids, &pos, &key, &val)) {

@@ -20,6 +20,8 @@
 
 #define MAX_JVMS 1024
 #define NOT_READY_TRIES 10	/* polls to wait for a starting JVM's SIGQUIT handler */
+#define FULL_SCAN_S 30		/* with exec events: the /proc scan for what they missed */
+#define MAX_EXECD 4096		/* exec'd processes queued between two polls */
 
 enum jvm_state { JVM_ATTACHED, JVM_SKIPPED, JVM_STOPPED };
 
@@ -44,8 +46,12 @@ struct java_session {
 	char lib[PATH_MAX];
 	char options[64];
 	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* signalled to quit */
 	pthread_t thread;
 	bool quit;
+	struct pending *execd;		/* exec'd since the last poll: JVM candidates */
+	size_t nr_execd;
+	bool execd_overflow;		/* some were not queued: scan /proc */
 	struct jvm *jvms;
 	size_t nr_jvms;
 	struct pending *pending;	/* starting JVMs to retry */
@@ -204,10 +210,70 @@ static struct pending *find_pending(struct java_session *s, pid_t pid)
 	return NULL;
 }
 
-static void poll_once(struct java_session *s)
+static void queue_execd(struct java_session *s, struct pending c)
+{
+	if (s->nr_execd >= MAX_EXECD) {
+		s->execd_overflow = true;
+		return;
+	}
+	for (size_t i = 0; i < s->nr_execd; i++)
+		if (s->execd[i].pid == c.pid)
+			return;
+	if (!(s->nr_execd & (s->nr_execd + 1)))	/* 0, 1, 3, 7, ...: grow to a power of two */
+		s->execd = xrealloc(s->execd, (s->nr_execd + 1) * 2 * sizeof(*s->execd));
+	s->execd[s->nr_execd++] = c;
+}
+
+void java_session__note_exec(struct java_session *s, pid_t pid)
+{
+	if (!s || !wanted(s, pid))
+		return;
+	pthread_mutex_lock(&s->lock);
+	queue_execd(s, (struct pending){ pid, 0 });
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The exec'd processes that are JVMs now, into pids; those that are "java" but have not
+ * mapped the JVM yet stay queued for the next poll. Returns how many were written. */
+static int take_execd(struct java_session *s, pid_t *pids, int max)
+{
+	struct pending *c;
+	size_t nr, keep = 0;
+	int n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	c = s->execd;
+	nr = s->nr_execd;
+	s->execd = NULL;
+	s->nr_execd = 0;
+	pthread_mutex_unlock(&s->lock);
+	for (size_t i = 0; i < nr; i++) {
+		int r = jvm__check(c[i].pid);
+		if (r > 0 && n < max)
+			pids[n++] = c[i].pid;
+		else if (r == -EAGAIN && ++c[i].tries < NOT_READY_TRIES)
+			c[keep++] = c[i];
+	}
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < keep; i++)
+		queue_execd(s, c[i]);
+	pthread_mutex_unlock(&s->lock);
+	free(c);
+	/* JVMs whose attach listener was not ready yet are asked again */
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nr_pending && n < max; i++)
+		if (s->pending[i].tries >= 0)
+			pids[n++] = s->pending[i].pid;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+/* Looks for new JVMs, in all of /proc (full) or among the exec'd processes, attaches to
+ * them and refreshes the heartbeat of the attached ones. */
+static void poll_once(struct java_session *s, bool full)
 {
 	pid_t pids[MAX_JVMS];
-	int n = jvm__list(pids, MAX_JVMS);
+	int n = full ? jvm__list(pids, MAX_JVMS) : take_execd(s, pids, MAX_JVMS);
 	time_t now = time(NULL);
 
 	if (n > MAX_JVMS)
@@ -264,24 +330,35 @@ static void poll_once(struct java_session *s)
 static void *worker(void *arg)
 {
 	struct java_session *s = arg;
+	struct timespec last_full = { 0 }, now, until;
+	bool first = true;
 
-	for (;;) {
-		pthread_mutex_lock(&s->lock);
-		bool quit = s->quit;
-		pthread_mutex_unlock(&s->lock);
-		if (quit)
-			break;
-		poll_once(s);
-		for (int waited = 0; waited < s->o.poll_ms; waited += 50) {
-			struct timespec ts = { 0, 50 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-			pthread_mutex_lock(&s->lock);
-			quit = s->quit;
-			pthread_mutex_unlock(&s->lock);
-			if (quit)
-				break;
+	pthread_mutex_lock(&s->lock);
+	while (!s->quit) {
+		bool full;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		full = first || !s->o.exec_events || s->execd_overflow ||
+		       now.tv_sec - last_full.tv_sec >= FULL_SCAN_S;
+		if (full) {
+			last_full = now;
+			s->execd_overflow = false;
 		}
+		first = false;
+		pthread_mutex_unlock(&s->lock);
+		poll_once(s, full);
+		pthread_mutex_lock(&s->lock);
+		until = now;
+		until.tv_sec += s->o.poll_ms / 1000;
+		until.tv_nsec += (long)(s->o.poll_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!s->quit && pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
+			;
 	}
+	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
@@ -332,8 +409,14 @@ struct java_session *java_session__start(const struct java_opts *opts)
 	snprintf(s->options, sizeof(s->options), "interval_ns=%llu,threads=%d",
 		 1000000000ull / s->o.frequency, s->o.thread_names);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	if (pthread_create(&s->thread, NULL, worker, s)) {
 		log_error("failed to start the java thread: %s", strerror(errno));
+		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		free((void *)s->o.pids);
 		free(s);
@@ -469,6 +552,7 @@ void java_session__stop(struct java_session *s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->quit = true;
+	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
 	if (!s->collected_final)
@@ -478,7 +562,9 @@ void java_session__stop(struct java_session *s)
 	free(s->results);
 	free(s->jvms);
 	free(s->pending);
+	free(s->execd);
 	free((void *)s->o.pids);
+	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

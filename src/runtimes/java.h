@@ -30,6 +30,8 @@ struct java_opts {
 	size_t nr_pids;
 	int attach_timeout_ms;		/* 0: 3000 */
 	int poll_ms;			/* how often to look for new JVMs; 0: 1000 */
+	bool exec_events;		/* the caller reports every exec (note_exec): each poll
+					 * checks only those, and /proc is scanned every 30 s */
 };
 
 /* What one JVM gave for the period that java_session__collect() ended. */
@@ -49,6 +51,10 @@ struct java_session;
 /* Starts looking for JVMs (at once, then every poll_ms) and attaching to them. Returns
  * NULL with a message logged when the agent library cannot be found. */
 struct java_session *java_session__start(const struct java_opts *opts);
+
+/* Process pid has exec'd: with exec_events, it is looked at by the next poll (a JVM is
+ * always started by an exec). Thread-safe, cheap; accepts NULL. */
+void java_session__note_exec(struct java_session *s, pid_t pid);
 
 /* Ends the period: asks every attached agent for its stacks (and, when final, to stop
  * sampling), waits for them at most 2 s, and replaces the previous results. JVMs that

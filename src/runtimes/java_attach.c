@@ -76,6 +76,13 @@ static bool looks_like_java(pid_t pid)
 	return is_java_name(base ? base + 1 : buf);
 }
 
+int jvm__check(pid_t pid)
+{
+	if (!looks_like_java(pid))
+		return 0;
+	return jvm_kind(pid) ? 1 : -EAGAIN;
+}
+
 int jvm__list(pid_t *pids, size_t max)
 {
 	DIR *d = opendir("/proc");
@@ -89,7 +96,7 @@ int jvm__list(pid_t *pids, size_t max)
 		long pid = strtol(e->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
-		if (!looks_like_java((pid_t)pid) || !jvm_kind((pid_t)pid))
+		if (jvm__check((pid_t)pid) <= 0)
 			continue;
 		if (n < max)
 			pids[n] = (pid_t)pid;

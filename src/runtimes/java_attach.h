@@ -31,6 +31,10 @@ struct jvm_target {
  * host pids into pids and returns how many were found (may exceed max), or -errno. */
 int jvm__list(pid_t *pids, size_t max);
 
+/* Whether pid is a JVM by jvm__list's test: 1 yes; 0 no; -EAGAIN when its comm or
+ * executable is "java" but it maps no JVM library yet (just exec'd: ask again later). */
+int jvm__check(pid_t pid);
+
 /* Reads what attaching to pid needs. Returns 0; -ENOENT when pid is gone or not a JVM;
  * -ENOTSUP with a reason (OpenJ9, attach disabled by an option) when it is a JVM kiln
  * must not touch. reason: JVM_REASON_MAX bytes, may be NULL. */

@@ -256,10 +256,18 @@ static const char *const python_interp_symbols[] = {
 	"_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx", NULL,
 };
 
+static bool python_likely(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return strstr(base ? base + 1 : path, "python") != NULL;
+}
+
 const struct runtime_ops python_runtime = {
 	.name = "python",
 	.interp_symbols = python_interp_symbols,
 	.attach = python_attach,
+	.likely = python_likely,
 	.sample = python_sample,
 	.frame_name = python_name,
 	.detach = python_detach,

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "runtimes/python_elf.h"
+#include "util/hashmap.h"
 #include "util/strbuf.h"
 
 ssize_t py_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -53,6 +55,35 @@ static int version_from_name(const char *path, int *major, int *minor)
 	*major = a;
 	*minor = b;
 	return 0;
+}
+
+/* A file by identity, as stat() sees it: a binary replaced on disk is a new one. */
+struct file_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+};
+
+/* Executables known to hold no CPython: most of a host's processes run a handful of
+ * binaries (shells, compilers, daemons), and looking one up costs an ELF open and a
+ * symbol table scan, which every new process of it would pay again. Used by the session's
+ * thread only. */
+static struct hashmap *not_python;
+
+static bool file_id_of(const struct proc_ref *p, const struct py_file *f, struct file_id *id)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)p->pid,
+		 f->start, f->end);
+	if (stat(path, &st) < 0)
+		return false;
+	memset(id, 0, sizeof(*id));
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = (uint64_t)st.st_size;
+	id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return true;
 }
 
 /* Opens the file as the process sees it: through its root, else through map_files. */
@@ -183,6 +214,10 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 		const struct py_file *f = &files[i];
 		const char *base = strrchr(f->path, '/') + 1;
 		bool named = strstr(base, "python") != NULL;
+		struct file_id id;
+		bool have_id = !named && file_id_of(p, f, &id);
+		if (have_id && not_python && hashmap__find(not_python, &id, sizeof(id)))
+			continue;
 		struct pyelf *e = open_file(p, f);
 		if (!e)
 			continue;
@@ -212,6 +247,12 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 		pyelf__free(e);
 		if (err != -ENOENT)
 			return err;
+		if (have_id) {
+			bool created;
+			if (!not_python)
+				not_python = hashmap__new();
+			hashmap__insert(not_python, &id, sizeof(id), &created);
+		}
 	}
 	return -ENOENT;
 }

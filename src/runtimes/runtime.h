@@ -40,6 +40,10 @@ struct runtime_ops {
 	 * does not. On a process it recognizes but cannot profile, returns NULL and writes a
 	 * reason ("unsupported CPython 3.5") into skip_reason (size 128). */
 	struct runtime_proc *(*attach)(const struct proc_ref *p, char *skip_reason);
+	/* Whether a process that maps file path (an executable mapping) probably runs this
+	 * runtime: a cheap test by name, so that runtimes already running when the agent
+	 * starts are attached at once rather than at their first sample. */
+	bool (*likely)(const char *path);
 	/* Captures the frames of thread tid (host tid), root first, into frames[0..max).
 	 * Returns the number written (0: the thread runs no runtime code now), or a negative
 	 * errno. Never blocks; gives up with RT_FRAME_TRUNCATED rather than read too long. */

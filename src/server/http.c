@@ -65,11 +65,16 @@ static void set_len(struct strbuf *sb, size_t len)
 
 int gzip__compress(struct strbuf *out, const void *data, size_t len)
 {
+	return gzip__compress_level(out, data, len, 6);
+}
+
+int gzip__compress_level(struct strbuf *out, const void *data, size_t len, int level)
+{
 	z_stream zs;
 	int rc;
 
 	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	zs.next_in = (Bytef *)data;
 	zs.avail_in = (uInt)len;

@@ -17,6 +17,7 @@ struct server {
 	struct MHD_Daemon *mhd;
 	struct store *store;
 	pthread_mutex_t lock;		/* serializes every store call */
+	struct render_cache *cache;	/* flamegraphs by request and store generation */
 	struct server_options opts;
 	char **tokens;
 	size_t nr_tokens;
@@ -39,6 +40,7 @@ struct response {
 	unsigned status;
 	const char *content_type;	/* static string */
 	const char *disposition;	/* Content-Disposition, static or NULL */
+	const char *cache;		/* X-Kiln-Cache: "hit" or "miss", static or NULL */
 	struct strbuf body;
 };
 
@@ -57,22 +59,39 @@ void resp__json(struct response *resp, unsigned status, json_t *v);
 /* Replaces the body with its gzip-decoded form when it is gzip (by Content-Encoding or
  * magic bytes when sniff is set). Returns 0, or sets a 400/413 error and returns < 0. */
 int req__gunzip_body(struct request *r, struct response *resp, bool sniff);
-/* Gzip-compresses data into out. Returns 0, or a negative errno. */
+/* Gzip-compresses data into out (zlib level 6). Returns 0, or a negative errno. */
 int gzip__compress(struct strbuf *out, const void *data, size_t len);
+/* The same at a zlib level from 1 (fastest) to 9 (smallest). */
+int gzip__compress_level(struct strbuf *out, const void *data, size_t len, int level);
 /* Gzip-decompresses data into out, failing with -EFBIG beyond limit bytes and -EINVAL
  * on corrupt input. */
 int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t limit);
 
-/* Route handlers (server/ingest.c, server/query.c). */
+/* Route handlers (server/ingest.c, ingest_push.c, query.c). */
 void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
+void ingest__push(struct request *r, struct response *resp);
+
+/* Shared by the ingest handlers. Stores put under the server's lock; on failure sets a
+ * 422/507/500 error and returns a negative errno. */
+int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
+/* Parses pprof data with the first sample type it has among the ones kiln knows (cpu,
+ * wall, samples, space, objects, ...) into p and names the service: "app" with CPU
+ * samples becomes "app.cpu" (unless app already ends with a type suffix); *service is
+ * malloc'ed. Returns 0; -ENOENT when no sample type is known; -EINVAL with err set. */
+int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const char *app,
+			char **service, char *err, size_t errlen);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);
 void query__label_values(struct request *r, struct response *resp);
+void query__label_sets(struct request *r, struct response *resp);
 void query__apps(struct request *r, struct response *resp);
 void query__series(struct request *r, struct response *resp);
 /* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
 void ui__asset(struct request *r, struct response *resp);
+/* index.html with its embedded stylesheets and scripts inlined (built on first use), or
+ * NULL when there is no index.html. Sets *len. */
+const char *ui__index(size_t *len);
 
 #endif

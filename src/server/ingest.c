@@ -1,4 +1,5 @@
-/* Ingest: gProfiler's `POST /api/v2/profiles` and Pyroscope's `POST /ingest`.
+/* Ingest: gProfiler's `POST /api/v2/profiles` and Pyroscope's `POST /ingest` (its Connect
+ * push API is in ingest_push.c).
  * Each request is parsed into a profile outside the store lock, then stored in one
  * transaction; the 2xx goes out only after the commit. */
 #include "server/http.h"
@@ -16,7 +17,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 
-static int store_locked(struct request *r, struct response *resp, const struct store_put *put)
+int ingest__store(struct request *r, struct response *resp, const struct store_put *put)
 {
 	char err[256];
 	int ret;
@@ -114,7 +115,7 @@ static int put_col(struct request *r, struct response *resp, const char *service
 		.units = "samples", .spy_name = "kiln",
 		.sample_rate = col_frequency(profile__meta(p)),
 	};
-	ret = store_locked(r, resp, &put);
+	ret = ingest__store(r, resp, &put);
 	for (size_t i = 0; i < nr_series; i++)
 		labels_release(&series[i]);
 	free(series);
@@ -226,11 +227,8 @@ static const struct { const char *type, *suffix; } pprof_types[] = {
 	{ "goroutine", "goroutines" },
 };
 
-/* Parses pprof data with the first sample type it has among pprof_types, and names the
- * service: pprof names are prefixes, "app{}" with CPU samples becomes "app.cpu" (unless
- * the name already ends with a type suffix). Returns 0, or -EINVAL with err set. */
-static int parse_pprof(struct profile *p, const void *data, size_t len, const char *app,
-		       char **service, char *err, size_t errlen)
+int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const char *app,
+			char **service, char *err, size_t errlen)
 {
 	const char *dot = strrchr(app, '.');
 	struct strbuf sb = STRBUF_INIT;
@@ -329,7 +327,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			goto out;
 		}
 		pprof = true;
-		ret = parse_pprof(p, data, len, q.service, &service, err, sizeof(err));
+		ret = ingest__parse_pprof(p, data, len, q.service, &service, err, sizeof(err));
 	} else if (!format || !strcmp(format, "folded") || !strcmp(format, "groups")) {
 		ret = col__parse(p, r->body.buf, r->body.len, err, sizeof(err));
 	} else if (!strcmp(format, "lines")) {
@@ -337,7 +335,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 		ret = 0;
 	} else if (!strcmp(format, "pprof")) {
 		pprof = true;
-		ret = parse_pprof(p, r->body.buf, r->body.len, q.service, &service, err, sizeof(err));
+		ret = ingest__parse_pprof(p, r->body.buf, r->body.len, q.service, &service, err, sizeof(err));
 	} else {
 		resp__error(resp, 422, "unsupported format '%.32s': use folded, lines or pprof", format);
 		goto out;
@@ -364,7 +362,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 				    : (uint32_t)json_integer_value(json_object_get(profile__meta(p),
 										   "frequency")),
 	};
-	if (!store_locked(r, resp, &put)) {
+	if (!ingest__store(r, resp, &put)) {
 		resp->status = 200;
 		resp->content_type = "text/plain";
 		strbuf_reset(&resp->body);

@@ -10,6 +10,7 @@
 #include "format/col.h"
 #include "format/html.h"
 #include "format/pprof.h"
+#include "server/cache.h"
 #include "server/flamebearer.h"
 #include "server/selector.h"
 #include "util/log.h"
@@ -173,12 +174,107 @@ static void send_export(struct request *r, struct response *resp, const char *fo
 	resp->disposition = "attachment; filename=\"profile.col\"";
 }
 
+/* Flamebearer JSON is cached by the normalized request and the store's generation. */
+static void render_key(struct strbuf *key, const char *kind, const char *const *queries,
+		       const int64_t *times, size_t n, size_t max_nodes)
+{
+	strbuf_addstr(key, kind);
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(key, "|%zu:%s|%lld|%lld", strlen(queries[i]), queries[i],
+			    (long long)times[2 * i], (long long)times[2 * i + 1]);
+	strbuf_addf(key, "|%zu", max_nodes);
+}
+
+/* The response {"version":1,"flamebearer":FB,"metadata":META,...} from the flamebearer's
+ * text and the other members (reference stolen). */
+static void send_render(struct response *resp, const char *fb, size_t fb_len, json_t *rest)
+{
+	char *text = json_dumps(rest, JSON_COMPACT);
+
+	json_decref(rest);
+	if (!text)
+		abort();
+	strbuf_reset(&resp->body);
+	strbuf_grow(&resp->body, fb_len + strlen(text) + 32);
+	strbuf_addstr(&resp->body, "{\"version\":1,\"flamebearer\":");
+	strbuf_add(&resp->body, fb, fb_len);
+	if (text[1] != '}')
+		strbuf_addch(&resp->body, ',');
+	strbuf_addstr(&resp->body, text + 1);
+	free(text);
+	resp->status = 200;
+	resp->content_type = "application/json";
+}
+
+/* The flamebearer text of the matching stacks (single when rq is NULL), from the cache or
+ * built (then cached); takes the store lock around the store calls. Sets resp->cache. */
+static int render_flamebearer(struct request *r, const struct store_query *lq, const char *ltext,
+			      int64_t lf, int64_t lu, const struct store_query *rq,
+			      const char *rtext, int64_t rf, int64_t ru, size_t max_nodes,
+			      struct strbuf *fb, uint64_t ticks[2], struct response *resp,
+			      char *err, size_t errlen)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct store_tree lt, rt;
+	const char *queries[2] = { ltext, rtext };
+	const int64_t times[4] = { lf, lu, rf, ru };
+	uint64_t gen;
+	int ret = 0;
+
+	store_tree_init(&lt);
+	store_tree_init(&rt);
+	render_key(&key, rq ? "diff" : "single", queries, times, rq ? 2 : 1, max_nodes);
+	pthread_mutex_lock(&r->srv->lock);
+	gen = store__generation(r->srv->store);
+	if (!render_cache__get(r->srv->cache, key.buf, gen, fb, ticks)) {
+		resp->cache = "miss";
+		ret = store__select_tree(r->srv->store, lq, lf, lu, &lt, err, errlen);
+		if (!ret && rq)
+			ret = store__select_tree(r->srv->store, rq, rf, ru, &rt, err, errlen);
+		pthread_mutex_unlock(&r->srv->lock);
+		if (!ret) {
+			flamebearer__write_trees(fb, &lt, rq ? &rt : NULL, max_nodes, &ticks[0],
+						 &ticks[1]);
+			render_cache__put(r->srv->cache, key.buf, gen, fb->buf, fb->len, ticks);
+		}
+	} else {
+		pthread_mutex_unlock(&r->srv->lock);
+		resp->cache = "hit";
+	}
+	store_tree_release(&lt);
+	store_tree_release(&rt);
+	strbuf_release(&key);
+	return ret;
+}
+
+/* Rounds a range out to the store's 10 s resolution, so that requests a few seconds apart
+ * ("now-1h" reloaded) are the same query and can share a cached result. */
+static int64_t ceil_step(int64_t t)
+{
+	int64_t r = t % STORE_RAW_STEP;
+
+	if (r < 0)
+		r += STORE_RAW_STEP;
+	return !r || t > INT64_MAX - STORE_RAW_STEP ? t : t + (STORE_RAW_STEP - r);
+}
+
+static void round_range(int64_t *from, int64_t *until)
+{
+	*from = ceil_step(*from);
+	*until = ceil_step(*until);
+	if (*until <= *from)
+		*until = *from <= INT64_MAX - STORE_RAW_STEP ? *from + STORE_RAW_STEP : INT64_MAX;
+}
+
 void query__render(struct request *r, struct response *resp)
 {
 	const char *format = req__arg(r, "format");
+	const char *text = req__arg(r, "query") ? req__arg(r, "query") : req__arg(r, "name");
 	struct store_query q;
 	struct store_series ts = { 0 };
-	struct profile *p = profile__new();
+	struct profile *p = NULL;
+	struct strbuf fb = STRBUF_INIT;
+	uint64_t ticks[2] = { 0, 0 };
 	int64_t from, until;
 	size_t max_nodes;
 	json_t *meta = NULL;
@@ -195,24 +291,34 @@ void query__render(struct request *r, struct response *resp)
 	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true) ||
 	    parse_max_nodes(r, resp, &max_nodes))
 		goto out;
-	pthread_mutex_lock(&r->srv->lock);
-	ret = store__select(r->srv->store, &q, from, until, p, err, sizeof(err));
-	if (!ret)
+	round_range(&from, &until);
+	if (format && *format && strcmp(format, "json")) {
+		p = profile__new();
+		pthread_mutex_lock(&r->srv->lock);
+		ret = store__select(r->srv->store, &q, from, until, p, err, sizeof(err));
+		meta = service_meta(r->srv, q.service);
+		pthread_mutex_unlock(&r->srv->lock);
+		if (ret) {
+			resp__error(resp, 500, "%s", err);
+		} else if (!strcmp(format, "html")) {
+			send_html(resp, p, NULL, text);
+		} else {
+			send_export(r, resp, !strcmp(format, "pprof") ? "pprof" : "col", &q, from,
+				    until, p, (uint32_t)json_integer_value(json_object_get(meta,
+									"sampleRate")));
+		}
+		goto out;
+	}
+	ret = render_flamebearer(r, &q, text, from, until, NULL, NULL, 0, 0, max_nodes, &fb, ticks,
+				 resp, err, sizeof(err));
+	if (!ret) {
+		pthread_mutex_lock(&r->srv->lock);
 		ret = store__series(r->srv->store, &q, from, until, &ts, err, sizeof(err));
-	meta = service_meta(r->srv, q.service);
-	pthread_mutex_unlock(&r->srv->lock);
+		meta = service_meta(r->srv, q.service);
+		pthread_mutex_unlock(&r->srv->lock);
+	}
 	if (ret) {
 		resp__error(resp, 500, "%s", err);
-		goto out;
-	}
-	if (format && (!strcmp(format, "collapsed") || !strcmp(format, "col") ||
-		       !strcmp(format, "pprof"))) {
-		send_export(r, resp, !strcmp(format, "pprof") ? "pprof" : "col", &q, from, until, p,
-			    (uint32_t)json_integer_value(json_object_get(meta, "sampleRate")));
-		goto out;
-	}
-	if (format && !strcmp(format, "html")) {
-		send_html(resp, p, NULL, req__arg(r, "query") ? req__arg(r, "query") : req__arg(r, "name"));
 		goto out;
 	}
 	json_object_set_new(meta, "format", json_string("single"));
@@ -220,15 +326,14 @@ void query__render(struct request *r, struct response *resp)
 	json_object_set_new(meta, "appName", json_string(q.service));
 	json_object_set_new(meta, "startTime", json_integer(from));
 	json_object_set_new(meta, "endTime", json_integer(until));
-	json_object_set_new(meta, "query", json_string(req__arg(r, "query") ? req__arg(r, "query")
-								 : req__arg(r, "name")));
+	json_object_set_new(meta, "query", json_string(text));
 	json_object_set_new(meta, "maxNodes", json_integer((json_int_t)max_nodes));
-	resp__json(resp, 200, json_pack("{s:i,s:o,s:O,s:o}", "version", 1, "flamebearer",
-					flamebearer__build(p, NULL, max_nodes, NULL, NULL),
-					"metadata", meta, "timeline", timeline_json(&ts)));
+	send_render(resp, fb.buf, fb.len, json_pack("{s:O,s:o}", "metadata", meta,
+						    "timeline", timeline_json(&ts)));
 out:
 	json_decref(meta);
 	free(ts.samples);
+	strbuf_release(&fb);
 	store_query_release(&q);
 	profile__free(p);
 }
@@ -237,9 +342,9 @@ void query__render_diff(struct request *r, struct response *resp)
 {
 	const char *format = req__arg(r, "format");
 	struct store_query lq, rq;
-	struct profile *lp = profile__new(), *rp = profile__new();
+	struct strbuf fb = STRBUF_INIT;
 	int64_t lf, lu, rf, ru;
-	uint64_t lt, rt;
+	uint64_t ticks[2] = { 0, 0 };
 	size_t max_nodes;
 	json_t *meta = NULL;
 	char err[256];
@@ -255,34 +360,45 @@ void query__render_diff(struct request *r, struct response *resp)
 	    parse_query(r, resp, "rightQuery", "rightFrom", "rightUntil", &rq, &rf, &ru, true) ||
 	    parse_max_nodes(r, resp, &max_nodes))
 		goto out;
-	pthread_mutex_lock(&r->srv->lock);
-	ret = store__select(r->srv->store, &lq, lf, lu, lp, err, sizeof(err));
-	if (!ret)
-		ret = store__select(r->srv->store, &rq, rf, ru, rp, err, sizeof(err));
-	meta = service_meta(r->srv, lq.service);
-	pthread_mutex_unlock(&r->srv->lock);
+	round_range(&lf, &lu);
+	round_range(&rf, &ru);
+	if (format && !strcmp(format, "html")) {
+		struct profile *lp = profile__new(), *rp = profile__new();
+		pthread_mutex_lock(&r->srv->lock);
+		ret = store__select(r->srv->store, &lq, lf, lu, lp, err, sizeof(err));
+		if (!ret)
+			ret = store__select(r->srv->store, &rq, rf, ru, rp, err, sizeof(err));
+		pthread_mutex_unlock(&r->srv->lock);
+		if (ret)
+			resp__error(resp, 500, "%s", err);
+		else
+			send_html(resp, lp, rp, "kiln diff: A = left, B = right");
+		profile__free(lp);
+		profile__free(rp);
+		goto out;
+	}
+	ret = render_flamebearer(r, &lq, req__arg(r, "leftQuery"), lf, lu, &rq,
+				 req__arg(r, "rightQuery"), rf, ru, max_nodes, &fb, ticks, resp,
+				 err, sizeof(err));
 	if (ret) {
 		resp__error(resp, 500, "%s", err);
 		goto out;
 	}
-	if (format && !strcmp(format, "html")) {
-		send_html(resp, lp, rp, "kiln diff: A = left, B = right");
-		goto out;
-	}
-	json_t *fb = flamebearer__build(lp, rp, max_nodes, &lt, &rt);
+	pthread_mutex_lock(&r->srv->lock);
+	meta = service_meta(r->srv, lq.service);
+	pthread_mutex_unlock(&r->srv->lock);
 	json_object_set_new(meta, "format", json_string("double"));
 	json_object_set_new(meta, "name", json_string(lq.service));
 	json_object_set_new(meta, "appName", json_string(lq.service));
 	json_object_set_new(meta, "maxNodes", json_integer((json_int_t)max_nodes));
-	resp__json(resp, 200, json_pack("{s:i,s:o,s:O,s:I,s:I}", "version", 1, "flamebearer", fb,
-					"metadata", meta, "leftTicks", (json_int_t)lt,
-					"rightTicks", (json_int_t)rt));
+	send_render(resp, fb.buf, fb.len, json_pack("{s:O,s:I,s:I}", "metadata", meta,
+						    "leftTicks", (json_int_t)ticks[0],
+						    "rightTicks", (json_int_t)ticks[1]));
 out:
 	json_decref(meta);
+	strbuf_release(&fb);
 	store_query_release(&lq);
 	store_query_release(&rq);
-	profile__free(lp);
-	profile__free(rp);
 }
 
 static void send_strings(struct response *resp, const char *first, char **v, size_t n)
@@ -321,6 +437,52 @@ void query__labels(struct request *r, struct response *resp)
 		send_strings(resp, "__name__", v, n);
 	store__free_strings(v, n);
 out:
+	store_query_release(&q);
+}
+
+/* kiln's own: every label name of the matching series with its values, in one request
+ * ({"host": ["a", "b"], ...}), so that the UI lists its filters without a round trip per
+ * label. Same arguments as /pyroscope/labels. */
+void query__label_sets(struct request *r, struct response *resp)
+{
+	struct store_query q;
+	int64_t from, until;
+	char err[256], **names = NULL;
+	size_t n = 0;
+	json_t *out = json_object();
+	int ret;
+
+	store_query_init(&q);
+	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, false))
+		goto out;
+	if (!req__arg(r, "from"))
+		from = 0;
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__label_names(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
+	for (size_t i = 0; !ret && i < n; i++) {
+		char **v = NULL;
+		size_t nv = 0;
+		json_t *a = json_array();
+		ret = store__label_values(r->srv->store, &q, names[i], from, until, &v, &nv, err,
+					  sizeof(err));
+		for (size_t j = 0; !ret && j < nv; j++) {
+			json_t *str = json_string(v[j]);
+			if (str)
+				json_array_append_new(a, str);
+		}
+		json_object_set_new(out, names[i], a);	/* dropped when the name is not UTF-8 */
+		store__free_strings(v, nv);
+	}
+	pthread_mutex_unlock(&r->srv->lock);
+	if (ret) {
+		resp__error(resp, 500, "%s", err);
+	} else {
+		resp__json(resp, 200, out);
+		out = NULL;
+	}
+	store__free_strings(names, n);
+out:
+	json_decref(out);
 	store_query_release(&q);
 }
 

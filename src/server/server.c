@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +14,15 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "server/cache.h"
 #include "ui/assets.h"
 #include "util/log.h"
 
 enum { AUTH_NONE, AUTH_UPLOAD };
+
+/* Rendered flamegraphs kept: a few views (ranges, filters, maxNodes) of a few users. */
+#define RENDER_CACHE_ENTRIES 32
+#define RENDER_CACHE_BYTES (64u << 20)
 
 static const struct route {
 	const char *method, *path;
@@ -26,6 +33,7 @@ static const struct route {
 	{ "POST", "/api/v1/profiles", ingest__gprofiler, AUTH_UPLOAD },
 	{ "POST", "/ingest", ingest__pyroscope, AUTH_UPLOAD },
 	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_UPLOAD },
+	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_UPLOAD },
 	{ "GET", "/pyroscope/render", query__render, AUTH_NONE },
 	{ "GET", "/render", query__render, AUTH_NONE },
 	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_NONE },
@@ -35,6 +43,7 @@ static const struct route {
 	{ "GET", "/pyroscope/label-values", query__label_values, AUTH_NONE },
 	{ "GET", "/label-values", query__label_values, AUTH_NONE },
 	{ "GET", "/api/apps", query__apps, AUTH_NONE },
+	{ "GET", "/api/labels", query__label_sets, AUTH_NONE },
 	{ "GET", "/api/series", query__series, AUTH_NONE },
 	{ "GET", "/", ui__asset, AUTH_NONE },
 	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
@@ -76,8 +85,14 @@ static void static_files(struct request *r, struct response *resp)
 {
 	const char *name = !strcmp(r->url, "/") ? "index.html" : r->url + strlen("/ui/");
 	const struct asset *a = strchr(name, '/') ? NULL : asset__find(name);
+	const char *page;
+	size_t len;
 
-	if (a) {
+	if (!strcmp(r->url, "/") && (page = ui__index(&len))) {
+		resp->status = 200;
+		resp->content_type = content_type_of(name);
+		strbuf_add(&resp->body, page, len);
+	} else if (a) {
 		resp->status = 200;
 		resp->content_type = content_type_of(name);
 		strbuf_add(&resp->body, a->data, a->size);
@@ -89,8 +104,9 @@ static void static_files(struct request *r, struct response *resp)
 			      "<li><a href=\"/api/apps\">/api/apps</a>: services"
 			      "<li>/pyroscope/render?query=SERVICE{label=\"value\"}&amp;from=now-1h&amp;until=now"
 			      "[&amp;format=collapsed|pprof]"
-			      "<li>/pyroscope/render-diff, /pyroscope/labels, /pyroscope/label-values, /api/series"
-			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest (Pyroscope)</ul>");
+			      "<li>/pyroscope/render-diff, /pyroscope/labels, /pyroscope/label-values, /api/labels, /api/series"
+			      "<li>uploads: POST /api/v2/profiles (gProfiler), POST /ingest and "
+			      "/push.v1.PusherService/Push (Pyroscope)</ul>");
 	} else {
 		resp__error(resp, 404, "no such file '%.64s'", name);
 	}
@@ -165,12 +181,62 @@ static bool authorized(const struct request *r)
 	return ok;
 }
 
+/* True when the client takes gzip (Accept-Encoding lists it without q=0). */
+static bool accepts_gzip(struct MHD_Connection *conn)
+{
+	const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding");
+
+	for (const char *p = ae; p && *p;) {
+		size_t len = strcspn(p, ",");
+		const char *q = memchr(p, ';', len);
+		size_t name = q ? (size_t)(q - p) : len;
+		while (name && (*p == ' ' || *p == '\t'))
+			p++, name--, len--;
+		while (name && (p[name - 1] == ' ' || p[name - 1] == '\t'))
+			name--;
+		if (name == 4 && !strncasecmp(p, "gzip", 4)) {
+			const char *v = q ? strstr(q, "q=") : NULL;
+			return !v || v >= p + len || strtod(v + 2, NULL) > 0;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/* Text worth compressing: JSON, HTML, scripts, styles, .col; not pprof (gzip already). */
+static bool compressible(const struct response *resp)
+{
+	const char *ct = resp->content_type ? resp->content_type : "application/json";
+
+	return resp->body.len >= 1024 && (!strncmp(ct, "text/", 5) ||
+					  !strcmp(ct, "application/json") ||
+					  !strcmp(ct, "image/svg+xml"));
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct response *resp)
 {
 	struct MHD_Response *m;
 	enum MHD_Result ret;
 	size_t len;
-	char *body = strbuf_detach(&resp->body, &len);
+	char *body;
+	bool text = compressible(resp), gz = text;
+
+	if (gz && accepts_gzip(conn)) {
+		struct strbuf out = STRBUF_INIT;
+		/* level 1: a 200 kB flamegraph in ~2 ms, about as small as level 6's */
+		if (!gzip__compress_level(&out, resp->body.buf, resp->body.len, 1)) {
+			strbuf_release(&resp->body);
+			resp->body = out;
+		} else {
+			strbuf_release(&out);
+			gz = false;
+		}
+	} else {
+		gz = false;
+	}
+	body = strbuf_detach(&resp->body, &len);
 
 	m = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!m) {
@@ -181,6 +247,12 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct respons
 								 : "application/json");
 	if (resp->disposition)
 		MHD_add_response_header(m, "Content-Disposition", resp->disposition);
+	if (resp->cache)
+		MHD_add_response_header(m, "X-Kiln-Cache", resp->cache);
+	if (text)
+		MHD_add_response_header(m, "Vary", "Accept-Encoding");
+	if (gz)
+		MHD_add_response_header(m, "Content-Encoding", "gzip");
 	ret = MHD_queue_response(conn, resp->status, m);
 	MHD_destroy_response(m);
 	return ret;
@@ -309,30 +381,47 @@ static void *retention_loop(void *arg)
 	return NULL;
 }
 
-static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err, size_t errlen)
+/* "IPV4:PORT", "[IPV6]:PORT", "localhost:PORT" or ":PORT" (loopback) into sa. */
+static int parse_listen(const char *listen, struct sockaddr_storage *sa, char *err,
+			size_t errlen)
 {
 	const char *colon = strrchr(listen, ':');
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct addrinfo *res = NULL;
 	char host[64];
+	size_t hlen;
 	char *end;
 	long port;
 
 	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	if (!colon || (size_t)(colon - listen) >= sizeof(host))
+	if (!colon || (hlen = (size_t)(colon - listen)) >= sizeof(host))
 		goto bad;
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = 0;
 	port = strtol(colon + 1, &end, 10);
 	if (end == colon + 1 || *end || port < 0 || port > 65535)
 		goto bad;
-	if (!*host || !strcmp(host, "localhost"))
+	if (hlen >= 2 && listen[0] == '[' && listen[hlen - 1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(hlen - 2), listen + 1);
+	else if (hlen && !memchr(listen, ':', hlen))
+		snprintf(host, sizeof(host), "%.*s", (int)hlen, listen);
+	else if (!hlen)
 		snprintf(host, sizeof(host), "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+	else
+		goto bad;	/* an IPv6 address without brackets */
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || !res ||
+	    res->ai_addrlen > sizeof(*sa)) {
+		if (res)
+			freeaddrinfo(res);
 		goto bad;
-	sa->sin_port = htons((uint16_t)port);
+	}
+	memcpy(sa, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
 	return 0;
 bad:
-	errmsg(err, errlen, "failed to parse listen address '%s': expected IPV4:PORT", listen);
+	errmsg(err, errlen, "failed to parse listen address '%s': expected IPV4:PORT or "
+	       "[IPV6]:PORT", listen);
 	return -EINVAL;
 }
 
@@ -340,9 +429,14 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
 	struct store_options so = { .retention_days = opts->retention_days };
-	struct sockaddr_in sa;
+	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
 
+	/* A query of a large profile allocates tens of MB of short-lived arrays; glibc would
+	 * map and unmap them for each request (page faults cost ~a third of a query). Keep
+	 * freed memory in the heap for the next query instead. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	srv->opts = *opts;
 	if (!srv->opts.listen)
 		srv->opts.listen = SERVER_DEFAULT_LISTEN;
@@ -358,13 +452,15 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		srv->tokens[i] = xstrdup(opts->tokens[i]);
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_mutex_init(&srv->stop_lock, NULL);
+	srv->cache = render_cache__new(RENDER_CACHE_ENTRIES, RENDER_CACHE_BYTES);
 	pthread_cond_init(&srv->stop_cond, NULL);
 	if (parse_listen(srv->opts.listen, &sa, err, errlen))
 		goto fail;
 	srv->store = store__open(opts->data_dir ? opts->data_dir : "kiln-data", &so, err, errlen);
 	if (!srv->store)
 		goto fail;
-	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				    (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				    0, NULL, NULL, on_request, srv,
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				    MHD_OPTION_THREAD_POOL_SIZE, srv->opts.threads,
@@ -378,7 +474,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		goto fail;
 	}
 	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	srv->port = info ? info->port : ntohs(sa.sin_port);
+	srv->port = info ? info->port : 0;
 	if (pthread_create(&srv->retention_thread, NULL, retention_loop, srv) == 0)
 		srv->retention_started = true;
 	return srv;
@@ -406,6 +502,7 @@ void server__stop(struct server *srv)
 		pthread_join(srv->retention_thread, NULL);
 	}
 	store__close(srv->store);
+	render_cache__free(srv->cache);
 	for (size_t i = 0; i < srv->nr_tokens; i++)
 		free(srv->tokens[i]);
 	free(srv->tokens);

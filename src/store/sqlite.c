@@ -263,6 +263,7 @@ static void sq_close(struct store *st);
 static const struct store_ops sqlite_ops = {
 	.put = sq__put,
 	.select = sq__select,
+	.select_tree = sq__select_tree,
 	.series = sq__series,
 	.label_names = sq__label_names,
 	.label_values = sq__label_values,
@@ -279,6 +280,7 @@ struct store *sqlite_store__open(const char *path, const struct store_options *o
 	int rc;
 
 	s->base.ops = &sqlite_ops;
+	s->base.generation = 1;
 	if (opts)
 		s->base.opts = *opts;
 	s->path = xstrdup(path);

@@ -111,6 +111,8 @@ int sq__retain(struct store *st, int64_t before, char *err, size_t errlen);
 int sq__stats(struct store *st, struct store_stats *out, char *err, size_t errlen);
 int sq__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
 	       struct profile *out, char *err, size_t errlen);
+int sq__select_tree(struct store *st, const struct store_query *q, int64_t from,
+		    int64_t until, struct store_tree *out, char *err, size_t errlen);
 int sq__series(struct store *st, const struct store_query *q, int64_t from, int64_t until,
 	       struct store_series *out, char *err, size_t errlen);
 int sq__label_names(struct store *st, const struct store_query *q, int64_t from, int64_t until,

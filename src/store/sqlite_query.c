@@ -154,12 +154,12 @@ static int build_profile(struct sqlite_store *s, struct acc *a, struct profile *
 	return 0;
 }
 
-int sq__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
-	       struct profile *out, char *err, size_t errlen)
+/* Adds up the sample rows of q's matching series in [from, until) into a (counts per
+ * stack node, and the nodes touched). Returns 0, or a negative errno. */
+static int gather(struct sqlite_store *s, const struct store_query *q, int64_t from,
+		  int64_t until, struct acc *a, char *err, size_t errlen)
 {
-	struct sqlite_store *s = (struct sqlite_store *)st;
 	const struct sq_service *svc = sq__find_service(s, q->service);
-	struct acc a = { 0 };
 	struct range r[5];
 	size_t nr = cut_range(s, from, until, r);
 	sqlite3_stmt *rows;
@@ -173,8 +173,8 @@ int sq__select(struct store *st, const struct store_query *q, int64_t from, int6
 			       " service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
 		return sq__error(s, 0, "prepare select", err, errlen);
 	wanted = match_series(s, svc->id, q, from, until, &max_id);
-	a.nr_nodes = s->nr_nodes;
-	a.counts = xcalloc(s->nr_nodes, sizeof(*a.counts));
+	a->nr_nodes = s->nr_nodes;
+	a->counts = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*a->counts));
 	for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
 		sqlite3_bind_int(rows, 1, r[i].level);
 		sqlite3_bind_int64(rows, 2, svc->id);
@@ -185,21 +185,140 @@ int sq__select(struct store *st, const struct store_query *q, int64_t from, int6
 			if (series < 0 || series > max_id || !wanted[series])
 				continue;
 			if (rows__each(sqlite3_column_blob(rows, 1),
-				       (size_t)sqlite3_column_bytes(rows, 1), acc_one, &a))
-				a.bad = 1;
+				       (size_t)sqlite3_column_bytes(rows, 1), acc_one, a))
+				a->bad = 1;
 		}
 		sqlite3_reset(rows);
 	}
 	sqlite3_finalize(rows);
+	free(wanted);
 	if (rc != SQLITE_DONE)
 		ret = sq__error(s, rc, "read samples", err, errlen);
-	else if (a.bad)
+	else if (a->bad)
 		log_warn("skipped corrupt sample rows in '%s'", s->path);
-	if (!ret)
+	return ret;
+}
+
+int sq__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+	       struct profile *out, char *err, size_t errlen)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+	struct acc a = { 0 };
+	int ret = gather(s, q, from, until, &a, err, errlen);
+
+	if (!ret && a.counts)
 		build_profile(s, &a, out);
 	free(a.counts);
 	free(a.touched);
-	free(wanted);
+	return ret;
+}
+
+/* Walks deeper than any stored stack: a damaged parent chain (a cycle) stops here. */
+#define TREE_MAX_WALK 65536
+
+struct tree_build {
+	struct store_tree *t;
+	size_t alloc;
+	uint32_t *tidx;		/* store node -> tree node + 1, 0: not yet */
+	uint32_t *tname;	/* store frame -> tree name + 1, 0: not yet */
+	struct strbuf strings;
+	uint32_t *name_off;	/* tree name -> offset into strings */
+	size_t alloc_names;
+};
+
+static uint32_t tree_add(struct tree_build *b, uint32_t parent, uint32_t name)
+{
+	struct store_tree *t = b->t;
+
+	if (t->n == b->alloc) {
+		b->alloc = b->alloc ? b->alloc * 2 : 4096;
+		t->parent = xrealloc(t->parent, b->alloc * sizeof(*t->parent));
+		t->name = xrealloc(t->name, b->alloc * sizeof(*t->name));
+		t->self = xrealloc(t->self, b->alloc * sizeof(*t->self));
+	}
+	t->parent[t->n] = parent;
+	t->name[t->n] = name;
+	t->self[t->n] = 0;
+	return (uint32_t)t->n++;
+}
+
+static uint32_t tree_name(struct tree_build *b, struct sqlite_store *s, uint32_t f)
+{
+	struct store_tree *t = b->t;
+
+	if (!b->tname[f]) {
+		if (t->nr_names == b->alloc_names) {
+			b->alloc_names = b->alloc_names ? b->alloc_names * 2 : 1024;
+			b->name_off = xrealloc(b->name_off, b->alloc_names * sizeof(*b->name_off));
+		}
+		b->name_off[t->nr_names] = (uint32_t)b->strings.len;
+		strbuf_add(&b->strings, s->names[f], strlen(s->names[f]) + 1);
+		b->tname[f] = (uint32_t)++t->nr_names;
+	}
+	return b->tname[f] - 1;
+}
+
+/* The tree of the touched stack nodes and their ancestors: each store node becomes one
+ * tree node (created parent first), frames without a name are skipped. */
+static void build_tree(struct sqlite_store *s, struct acc *a, struct store_tree *t)
+{
+	struct tree_build b = { .t = t };
+	uint32_t *path = NULL;
+	size_t alloc_path = 0;
+
+	b.tidx = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*b.tidx));
+	b.tname = xcalloc(s->nr_names ? s->nr_names : 1, sizeof(*b.tname));
+	strbuf_init(&b.strings, 0);
+	tree_add(&b, 0, 0);
+	for (size_t i = 0; i < a->nr_touched; i++) {
+		uint32_t leaf = a->touched[i], n = leaf, cur = 0;
+		size_t len = 0;
+
+		if (!a->counts[leaf])
+			continue;
+		while (n && n < s->nr_nodes && !b.tidx[n] && len < TREE_MAX_WALK) {
+			if (len == alloc_path) {
+				alloc_path = alloc_path ? alloc_path * 2 : 256;
+				path = xrealloc(path, alloc_path * sizeof(*path));
+			}
+			path[len++] = n;
+			n = s->parent[n];
+		}
+		if (n && n < s->nr_nodes && b.tidx[n])
+			cur = b.tidx[n] - 1;
+		while (len--) {
+			uint32_t node = path[len], f = s->frame[node];
+			if (b.tidx[node]) {	/* seen twice on one walk: a cycle */
+				cur = b.tidx[node] - 1;
+				continue;
+			}
+			if (f < s->nr_names && s->names[f])
+				cur = tree_add(&b, cur, tree_name(&b, s, f));
+			b.tidx[node] = cur + 1;
+		}
+		t->self[cur] += a->counts[leaf];
+	}
+	t->strings = strbuf_detach(&b.strings, NULL);
+	t->names = xmalloc((t->nr_names ? t->nr_names : 1) * sizeof(*t->names));
+	for (size_t i = 0; i < t->nr_names; i++)
+		t->names[i] = t->strings + b.name_off[i];
+	free(b.name_off);
+	free(b.tname);
+	free(b.tidx);
+	free(path);
+}
+
+int sq__select_tree(struct store *st, const struct store_query *q, int64_t from,
+		    int64_t until, struct store_tree *out, char *err, size_t errlen)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+	struct acc a = { 0 };
+	int ret = gather(s, q, from, until, &a, err, errlen);
+
+	if (!ret)
+		build_tree(s, &a, out);
+	free(a.counts);
+	free(a.touched);
 	return ret;
 }
 

@@ -161,7 +161,34 @@ void store__close(struct store *s)
 
 int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen)
 {
+	s->generation++;
 	return s->ops->put(s, put, err, errlen);
+}
+
+uint64_t store__generation(const struct store *s)
+{
+	return s->generation;
+}
+
+void store_tree_init(struct store_tree *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void store_tree_release(struct store_tree *t)
+{
+	free(t->parent);
+	free(t->name);
+	free(t->self);
+	free(t->names);
+	free(t->strings);
+	store_tree_init(t);
+}
+
+int store__select_tree(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, struct store_tree *out, char *err, size_t errlen)
+{
+	return s->ops->select_tree(s, q, from, until, out, err, errlen);
 }
 
 int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
@@ -214,6 +241,7 @@ void store__free_services(struct store_service *v, size_t n)
 
 int store__retain(struct store *s, int64_t before, char *err, size_t errlen)
 {
+	s->generation++;
 	return s->ops->retain(s, before, err, errlen);
 }
 

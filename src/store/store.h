@@ -113,6 +113,23 @@ struct store_stats {
 	uint64_t bytes;		/* database size on disk */
 };
 
+/* The merged stacks of a select as a call tree. Node 0 is the root (no frame); node i > 0
+ * has parent[i] < i and the frame name names[name[i]]; self[i] is the number of samples
+ * whose stack ends at node i. Siblings have distinct names (damaged data may break this:
+ * readers must not rely on it for memory safety). Arrays are malloc'd and owned by the
+ * tree; names point into strings. */
+struct store_tree {
+	uint32_t *parent, *name;
+	uint64_t *self;
+	size_t n;
+	const char **names;
+	size_t nr_names;
+	char *strings;
+};
+
+void store_tree_init(struct store_tree *t);
+void store_tree_release(struct store_tree *t);
+
 struct store_options {
 	int retention_days;	/* raw rows; hour rows keep 4x, day rows 16x. 0: forever */
 };
@@ -124,6 +141,8 @@ struct store_ops {
 	int (*put)(struct store *s, const struct store_put *put, char *err, size_t errlen);
 	int (*select)(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		      struct profile *out, char *err, size_t errlen);
+	int (*select_tree)(struct store *s, const struct store_query *q, int64_t from,
+			   int64_t until, struct store_tree *out, char *err, size_t errlen);
 	int (*series)(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		      struct store_series *out, char *err, size_t errlen);
 	int (*label_names)(struct store *s, const struct store_query *q, int64_t from,
@@ -141,6 +160,7 @@ struct store_ops {
 struct store {
 	const struct store_ops *ops;
 	struct store_options opts;
+	uint64_t generation;	/* bumped by every put and retain: see store__generation */
 };
 
 /* Opens the store at location: a directory (SQLite database `kiln.db` inside, created
@@ -158,6 +178,14 @@ int store__put(struct store *s, const struct store_put *put, char *err, size_t e
  * in [from, until). Returns 0 (also when nothing matched), or a negative errno. */
 int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		  struct profile *out, char *err, size_t errlen);
+/* Like store__select, but fills out (initialized, empty) with the merged stacks as a call
+ * tree (see struct store_tree): what a flamegraph needs, without building each stack. */
+int store__select_tree(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, struct store_tree *out, char *err, size_t errlen);
+/* A number that changes whenever the stored data may have changed (every store__put and
+ * store__retain, whatever their result), so that a result computed at one generation may
+ * be reused while the generation is the same. Starts at 1 for each open store. */
+uint64_t store__generation(const struct store *s);
 /* Fills out with sample totals per step over [from, until): out->start is from rounded
  * down to out->step, the step is chosen by the store (>= 10 s, <= ~1500 points; at least
  * an hour for ranges over 6 h and a day over 62 days, so that long ranges read only

@@ -1,10 +1,14 @@
 #include "symbols/kallsyms.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "util/strbuf.h"
 
 /* An unsized kernel symbol ends at the next one; this bounds the last of a module. */
 #define MAX_KSYM_SIZE (256u << 10)
@@ -21,39 +25,75 @@ static bool is_end_marker(const char *name, size_t len)
 	       (len == 10 && !memcmp(name, "_einittext", 10));
 }
 
+/* Parses one line "ffffffff81000000 T name\t[module]" into t. Returns whether it was a
+ * text symbol, and whether its address is not 0 (hidden by kptr_restrict). */
+static bool parse_line(struct symtab *t, const char *line, const char *end, bool *nonzero)
+{
+	uint64_t addr = 0;
+	const char *p = line, *name;
+	size_t nlen;
+
+	for (; p < end && *p != ' '; p++) {
+		unsigned c = (unsigned char)*p, v;
+		if (c - '0' < 10)
+			v = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			v = (c | 0x20) - 'a' + 10;
+		else
+			return false;
+		addr = addr << 4 | v;
+	}
+	if (p == line || end - p < 4 || p[2] != ' ' || !is_text(p[1]))
+		return false;
+	name = p + 3;
+	for (nlen = 0; name + nlen < end && name[nlen] != ' ' && name[nlen] != '\t'; nlen++)
+		;
+	if (!nlen)
+		return false;
+	if (addr)
+		*nonzero = true;
+	if (is_end_marker(name, nlen))
+		symtab__add_barrier(t, addr);
+	else
+		symtab__add(t, addr, 0, name, nlen);
+	return true;
+}
+
 int kallsyms__load(struct symtab *t, const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0, n = 0;
+	/* Read in large blocks: /proc/kallsyms is ~100,000 lines, a few MB. */
+	size_t cap = 256 << 10, have = 0, n = 0;
+	char *buf;
 	bool nonzero = false;
-	ssize_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		char *end, *name;
-		unsigned long long addr = strtoull(line, &end, 16);
-		size_t nlen;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t got = read(fd, buf + have, cap - have);
+		char *line = buf, *nl;
 
-		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (!is_text(end[1]))
-			continue;
-		name = end + 3;
-		nlen = strcspn(name, " \t\n");
-		if (!nlen)
-			continue;
-		if (addr)
-			nonzero = true;
-		if (is_end_marker(name, nlen))
-			symtab__add_barrier(t, addr);
-		else
-			symtab__add(t, addr, 0, name, nlen);
-		n++;
+		if (got <= 0) {
+			if (have)	/* a last line without a newline */
+				n += parse_line(t, buf, buf + have, &nonzero);
+			break;
+		}
+		have += (size_t)got;
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			n += parse_line(t, line, nl, &nonzero);
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == cap) {	/* a line longer than the buffer: not kallsyms */
+			have = 0;
+		}
 	}
-	free(line);
-	fclose(f);
+	free(buf);
+	close(fd);
 	if (n && !nonzero) {
 		symtab_release(t);
 		symtab__finish(t, SYMTAB_FIRST_WINS, 0);

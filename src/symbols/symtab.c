@@ -101,6 +101,15 @@ static int cmp_last(const void *a, const void *b)
 	return 0;
 }
 
+/* Whether syms are sorted already (kallsyms is, and a sort of it costs milliseconds). */
+static bool in_order(const struct sym *syms, size_t nr, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < nr; i++)
+		if (cmp(&syms[i - 1], &syms[i]) > 0)
+			return false;
+	return true;
+}
+
 /* Sorts the entries: only those added since the last finish() when the rest are in
  * order already, then one merge. The order is total (names are unique offsets), so the
  * result is what one sort of everything gives. */
@@ -110,7 +119,7 @@ static void sort(struct symtab *t, int (*cmp)(const void *, const void *))
 	struct sym *merged;
 
 	if (!old || old == t->nr) {
-		if (!old)
+		if (!old && !in_order(t->syms, t->nr, cmp))
 			qsort(t->syms, t->nr, sizeof(*t->syms), cmp);
 		return;
 	}

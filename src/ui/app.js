@@ -6,7 +6,7 @@
  * (filters), search, fn (function selected in the table), zoom (frame names from the root,
  * joined by ';'), sort (key, '-' first for descending), flip=1, maxNodes, and for the diff
  * view mode=diff with aFrom, aUntil, bFrom, bUntil, a.LABEL and b.LABEL. The API is
- * kiln serve's own: /api/apps, /pyroscope/labels, /pyroscope/label-values,
+ * kiln serve's own: /api/apps, /api/labels (every label with its values),
  * /pyroscope/render, /pyroscope/render-diff and /api/series. */
 (function (global) {
 	'use strict';
@@ -276,10 +276,14 @@
 		if (T.diff) {
 			chip('grew in B', '', 'kf-grow'); chip('shrank in B', '', 'kf-shrink');
 		} else {
-			for (i = 0; i < T.names.length - 1; i++) {
-				var rt = KilnFlame.runtimeName(T.names[i]);
-				if (!seen[rt]) seen[rt] = T.names[i];
-			}
+			/* the tree has each name's runtime already (T.rt): one name per runtime */
+			var first = {};
+			for (i = 0; i < T.names.length - 1; i++)
+				if (!first.hasOwnProperty(T.rt[i])) first[T.rt[i]] = T.names[i];
+			Object.keys(first).forEach(function (k) {
+				var rt = KilnFlame.runtimeName(first[k]);
+				if (!seen[rt]) seen[rt] = first[k];
+			});
 			Object.keys(seen).sort().forEach(function (rt) { chip(rt, KilnFlame.colorOf(seen[rt])); });
 		}
 		var note = document.createElement('span');
@@ -333,8 +337,7 @@
 		});
 		if (S.zoom.length) { view.selected = findPath(S.zoom); view.zoom(view.selected); }
 		legend(T);
-		table.setTree(T);
-		table.setFilter(S.tfilter);
+		table.setTree(T, S.tfilter);
 		table.select(nameId(S.fn));
 		highlight();
 		app.drawMs = performance.now() - t0;
@@ -345,14 +348,11 @@
 	function loadLabels() {
 		if (labelsFor === S.service) return Promise.resolve();
 		var q = { query: S.service, from: 'now-30d' };
-		return api('/pyroscope/labels', q).then(function (names) {
-			names = names.filter(function (n) { return n !== '__name__' && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(n); });
-			return Promise.all(names.map(function (n) {
-				return api('/pyroscope/label-values', merged(q, { label: n })).then(function (v) { return [n, v]; });
-			}));
-		}).then(function (pairs) {
+		return api('/api/labels', q).then(function (sets) {
 			labelValues = {};
-			pairs.forEach(function (p) { labelValues[p[0]] = p[1]; });
+			Object.keys(sets).forEach(function (n) {
+				if (n !== '__name__' && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(n)) labelValues[n] = sets[n];
+			});
 			labelsFor = S.service;
 		});
 	}
@@ -363,8 +363,7 @@
 		document.body.dataset.state = 'loading';
 		syncControls();
 		updateDownloads();
-		var cur = apps.filter(function (a) { return a.name === S.service; })[0];
-		$('svc-meta').textContent = cur ? cur.spyName + ', ' + cur.sampleRate + ' Hz, ' + cur.units : '';
+		showServiceMeta();
 		if (!S.service) {
 			showError('No service has uploaded profiles yet: upload .col files to POST /api/v2/profiles, ' +
 				'or Pyroscope profiles to POST /ingest, and reload.');
@@ -373,10 +372,10 @@
 		}
 		var data = S.mode === 'diff' ? Promise.all([api('/pyroscope/render-diff', diffParams()),
 			api('/api/series', renderParams())]) : api('/pyroscope/render', renderParams()).then(function (r) { return [r, r.timeline]; });
-		return Promise.all([data, loadLabels()]).then(function (res) {
+		/* the flamegraph is drawn as soon as its data is here, the filters when the labels
+		 * are (their two requests in a row overlap the drawing); ready when both are done */
+		var drawn = Promise.all([data, appsReady]).then(function (res) {
 			if (my !== seq) return;
-			showError('');
-			buildFilters();
 			var resp = res[0][0], tl = res[0][1], bands = [];
 			if (S.mode === 'diff') {
 				var sd = sides(now);
@@ -385,6 +384,11 @@
 			}
 			timeline.set(tl, bands);
 			showTree(KilnFlame.fromFlamebearer(compactNames(resp)));
+		});
+		var filters = loadLabels().then(function () { if (my === seq) buildFilters(); });
+		return Promise.all([drawn, filters]).then(function () {
+			if (my !== seq) return;
+			showError('');
 			app.ready = true;
 			app.readyAt = performance.now();
 			document.body.dataset.state = 'ready';
@@ -477,10 +481,19 @@
 	global.addEventListener('resize', function () { if (view) view.draw(); });
 	global.addEventListener('popstate', function () { S = parseState(location.search); applySort(); load(); });
 
+	/* The service list; the page's first query does not wait for it when the URL names
+	 * the service (the two requests run in parallel), but 'kiln:ready' does. */
+	var appsReady = null;
+	function showServiceMeta() {
+		var cur = apps.filter(function (a) { return a.name === S.service; })[0];
+		$('service').value = S.service;
+		$('svc-meta').textContent = cur ? cur.spyName + ', ' + cur.sampleRate + ' Hz, ' + cur.units : '';
+	}
 	function start() {
 		S = parseState(location.search);
 		applySort();
-		api('/api/apps').then(function (list) {
+		var named = !!S.service;
+		appsReady = api('/api/apps').then(function (list) {
 			var sel = $('service');
 			apps = list;
 			apps.sort(function (x, y) { return x.name < y.name ? -1 : 1; });
@@ -490,11 +503,15 @@
 				sel.appendChild(o);
 			});
 			if (!S.service && apps.length) { S.service = apps[0].name; saveState(false); }
-			return load();
+			showServiceMeta();
+			return true;
 		}).catch(function (e) {
 			showError('Failed to list services: ' + e.message);
 			document.body.dataset.state = 'error';
+			return false;
 		});
+		if (named) load();
+		else appsReady.then(function (ok) { if (ok) load(); });
 	}
 	start();
 })(window);

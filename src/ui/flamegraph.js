@@ -121,19 +121,24 @@
 	/* Preorder (a node, then its children's subtrees sorted by name) of a builder whose
 	 * nodes were not created in that order. Returns new index -> builder index. */
 	function preorder(bld, names) {
-		var n = bld.n, i, k, rank = new Int32Array(names.length);
-		var byStr = names.map(function (_, x) { return x; });
-		byStr.sort(function (x, y) { return names[x] < names[y] ? -1 : names[x] > names[y] ? 1 : 0; });
-		for (i = 0; i < byStr.length; i++) rank[byStr[i]] = i;
+		var n = bld.n, i, k, nm = bld.name;
 		var start = new Int32Array(n + 1), kid = new Int32Array(Math.max(n - 1, 1)), fill;
 		for (i = 1; i < n; i++) start[bld.parent[i] + 1]++;
 		for (i = 0; i < n; i++) start[i + 1] += start[i];
 		fill = start.slice(0, n);
 		for (i = 1; i < n; i++) kid[fill[bld.parent[i]]++] = i;
-		var byName = function (x, y) { return rank[bld.name[x]] - rank[bld.name[y]]; };
-		for (i = 0; i < n; i++)
-			if (start[i + 1] - start[i] > 1)
-				kid.subarray(start[i], start[i + 1]).sort(byName);
+		/* siblings by name (equal names: by name id); lists that come sorted, as a
+		 * flamebearer's mostly do, are only checked */
+		var byName = function (x, y) {
+			var a = names[nm[x]], b = names[nm[y]];
+			return a < b ? -1 : a > b ? 1 : nm[x] - nm[y];
+		};
+		for (i = 0; i < n; i++) {
+			var s0 = start[i], s1 = start[i + 1];
+			if (s1 - s0 < 2) continue;
+			for (k = s0 + 1; k < s1 && byName(kid[k - 1], kid[k]) <= 0; k++);
+			if (k < s1) kid.subarray(s0, s1).sort(byName);
+		}
 		var order = new Int32Array(n), stack = new Int32Array(n), sp = 0, at = 0;
 		stack[sp++] = 0;
 		while (sp) {
@@ -221,10 +226,21 @@
 		var fb = resp.flamebearer || resp, meta = resp.metadata || {};
 		var double = meta.format === 'double' || (fb.levels[0] && fb.levels[0].length % 7 === 0 &&
 			fb.levels[0].length % 4 !== 0);
-		var step = double ? 7 : 4, names = fb.names, bld = new Builder(names, double);
-		var prev = [], prevNode = [];	/* previous level: absolute offsets and nodes */
-		for (var L = 0; L < fb.levels.length; L++) {
-			var row = fb.levels[L], cur = [], curNode = [], xa = 0, xb = 0, pi = 0;
+		var step = double ? 7 : 4, names = fb.names, L, count = 1, widest = 1;
+		for (L = 0; L < fb.levels.length; L++) {
+			var nr = Math.floor(fb.levels[L].length / step);
+			count += nr;
+			if (nr > widest) widest = nr;
+		}
+		var bld = new Builder(names, double, count);
+		/* the previous level's nodes: absolute [start, end) per side, and builder index */
+		var prev = { n: 0, a0: new Float64Array(widest), a1: new Float64Array(widest),
+			b0: new Float64Array(widest), b1: new Float64Array(widest), node: new Int32Array(widest) };
+		var cur = { n: 0, a0: new Float64Array(widest), a1: new Float64Array(widest),
+			b0: new Float64Array(widest), b1: new Float64Array(widest), node: new Int32Array(widest) };
+		for (L = 0; L < fb.levels.length; L++) {
+			var row = fb.levels[L], xa = 0, xb = 0, pi = 0;
+			cur.n = 0;
 			for (var i = 0; i + step <= row.length; i += step) {
 				var ax = xa + row[i], at = row[i + 1], as = row[i + 2];
 				var bx = 0, bt = 0, bs = 0;
@@ -235,18 +251,19 @@
 					node = 0;
 				} else {
 					/* rows are sorted, so a child's parent is the first one left that contains it */
-					while (pi < prevNode.length && !(ax >= prev[pi][0] && ax + at <= prev[pi][1] &&
-						(!double || (bx >= prev[pi][2] && bx + bt <= prev[pi][3]))))
+					while (pi < prev.n && !(ax >= prev.a0[pi] && ax + at <= prev.a1[pi] &&
+						(!double || (bx >= prev.b0[pi] && bx + bt <= prev.b1[pi]))))
 						pi++;
-					if (pi >= prevNode.length) throw new Error('flamebearer: orphan node at level ' + L);
-					node = bld.child(prevNode[pi], row[i + step - 1]);
+					if (pi >= prev.n) throw new Error('flamebearer: orphan node at level ' + L);
+					node = bld.child(prev.node[pi], row[i + step - 1]);
 				}
 				bld.as[node] += as;
 				if (double) bld.bs[node] += bs;
-				cur.push([ax, ax + at, bx, bx + bt]);
-				curNode.push(node);
+				var k = cur.n++;
+				cur.a0[k] = ax; cur.a1[k] = ax + at; cur.b0[k] = bx; cur.b1[k] = bx + bt;
+				cur.node[k] = node;
 			}
-			prev = cur; prevNode = curNode;
+			var t = prev; prev = cur; cur = t;
 		}
 		return finish(bld, false);
 	}

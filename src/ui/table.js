@@ -4,11 +4,14 @@
  * keyboard usable (arrow keys move between rows, Enter or a click selects: onSelect(id)).
  *
  *   var t = new KilnTable(tableEl, filterInput, countEl, {onSelect: fn(nameId or -1)});
- *   t.setTree(tree); t.setSort('total', -1); t.select(nameId);  */
+ *   t.setTree(tree[, filter]); t.setSort('total', -1); t.select(nameId);  */
 (function (global) {
 	'use strict';
 
 	var MAX_ROWS = 400;
+	/* rows built at once; the rest follow in the next task, so that a new profile's
+	 * visible rows (about 30) do not wait for the layout of all 400 */
+	var FIRST_ROWS = 60;
 
 	function fmt(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
 	function pct(x) { return (100 * x).toFixed(2) + '%'; }
@@ -77,7 +80,12 @@
 		return [['name', 'Function'], ['self', 'Self'], ['total', 'Total']];
 	};
 
-	Table.prototype.setTree = function (T) {
+	/* Shows tree T (filtered by filter when given: one render for both). */
+	Table.prototype.setTree = function (T, filter) {
+		if (filter !== undefined) {
+			this.filter = filter || '';
+			this.filterInput.value = this.filter;
+		}
 		this.T = T;
 		this.st = T ? stats(T) : null;
 		if (T && T.diff && !/^(name|totalA|totalB|delta|selfDelta)$/.test(this.sortKey)) this.sortKey = 'delta';
@@ -134,6 +142,7 @@
 	Table.prototype.render = function () {
 		var self = this, T = this.T, thead = this.table.tHead, tbody = this.table.tBodies[0];
 		thead.textContent = ''; tbody.textContent = '';
+		clearTimeout(this.pending);
 		if (!T) return;
 		var hr = el('tr'), cols = this.columns();
 		cols.forEach(function (c) {
@@ -166,9 +175,20 @@
 			return T.names[x] < T.names[y] ? -1 : 1;
 		});
 		this.rows = ids;
-		var shown = Math.min(ids.length, MAX_ROWS), frag = document.createDocumentFragment();
-		for (var r = 0; r < shown; r++) {
-			id = ids[r];
+		var shown = Math.min(ids.length, MAX_ROWS);
+		this.appendRows(0, Math.min(shown, FIRST_ROWS));
+		if (shown > FIRST_ROWS)
+			this.pending = setTimeout(function () { self.appendRows(FIRST_ROWS, shown); }, 0);
+		this.count.textContent = ids.length > shown ? shown + ' of ' + fmt(ids.length) + ' functions' :
+			fmt(ids.length) + ' functions';
+	};
+
+	/* Appends the rows of this.rows[from..to) to the table body. */
+	Table.prototype.appendRows = function (from, to) {
+		var self = this, T = this.T, st = this.st, tbody = this.table.tBodies[0], id;
+		var frag = document.createDocumentFragment();
+		for (var r = from; r < to; r++) {
+			id = this.rows[r];
 			var tr = el('tr'), name = T.names[id], fn = el('td', 'fn');
 			tr.dataset.id = id;
 			tr.tabIndex = r === 0 ? 0 : -1;
@@ -191,8 +211,6 @@
 			frag.appendChild(tr);
 		}
 		tbody.appendChild(frag);
-		this.count.textContent = ids.length > shown ? shown + ' of ' + fmt(ids.length) + ' functions' :
-			fmt(ids.length) + ' functions';
 	};
 
 	/* Self, total and their shares of the function with name id, for the status line. */

@@ -17,6 +17,7 @@
 
 #include "agent/upload.h"
 #include "format/col.h"
+#include "server/http.h"
 #include "server/server.h"
 #include "util/strbuf.h"
 
@@ -46,7 +47,10 @@ static size_t on_data(char *d, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* One HTTP request; returns the status and fills reply. */
+/* Response headers of the last http() call. */
+static struct strbuf last_headers = STRBUF_INIT;
+
+/* One HTTP request; returns the status and fills reply (and last_headers). */
 static long http(uint16_t port, const char *path, const char *const *headers, const void *body,
 		 size_t len, struct strbuf *reply)
 {
@@ -63,6 +67,9 @@ static long http(uint16_t port, const char *path, const char *const *headers, co
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &last_headers);
+	strbuf_reset(&last_headers);
 	if (body) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
@@ -125,6 +132,23 @@ static void test_upload_and_query(void **state)
 	assert_int_equal(http(port, "/pyroscope/label-values?label=process&query=web", NULL, NULL,
 			      0, &reply), 200);
 	assert_string_equal(reply.buf, "[\"sshd\",\"worker\"]");
+	/* the page comes with its scripts and styles inlined; the files are still served */
+	assert_int_equal(http(port, "/", NULL, NULL, 0, &reply), 200);
+	assert_non_null(strstr(reply.buf, "KilnFlame"));
+	assert_null(strstr(reply.buf, "<script src="));
+	assert_int_equal(http(port, "/ui/app.js", NULL, NULL, 0, &reply), 200);
+	assert_non_null(strstr(reply.buf, "kilnApp"));
+	/* every label with its values in one request */
+	assert_int_equal(http(port, "/api/labels?query=web", NULL, NULL, 0, &reply), 200);
+	json_t *sets = json_loads(reply.buf, 0, NULL);
+	char *text = json_dumps(json_object_get(sets, "process"), JSON_COMPACT);
+	assert_string_equal(text, "[\"sshd\",\"worker\"]");
+	free(text);
+	text = json_dumps(json_object_get(sets, "container"), JSON_COMPACT);
+	assert_string_equal(text, "[\"ctr\"]");
+	free(text);
+	assert_int_equal(json_array_size(json_object_get(sets, "host")), 1);
+	json_decref(sets);
 	assert_int_equal(http(port, "/pyroscope/render?query=web&from=now-1h&until=now", NULL,
 			      NULL, 0, &reply), 200);
 	json_t *fb = json_loads(reply.buf, 0, NULL);
@@ -142,6 +166,73 @@ static void test_upload_and_query(void **state)
 	profile__free(p);
 	strbuf_release(&url);
 	strbuf_release(&reply);
+	server__stop(srv);
+}
+
+/* numTicks of the flamegraph of web over the hour before until (fixed times, so that
+ * repeated queries are the same query); *hit tells whether it came from the server's
+ * cache. gzip asks for a compressed response (and checks it was). */
+static uint64_t render_ticks(uint16_t port, int64_t until, bool gzip, bool *hit)
+{
+	const char *h[] = { "Accept-Encoding: gzip", NULL };
+	struct strbuf reply = STRBUF_INIT, plain = STRBUF_INIT, path = STRBUF_INIT;
+
+	strbuf_addf(&path, "/pyroscope/render?query=web&from=%lld&until=%lld",
+		    (long long)until - 3600, (long long)until);
+	assert_int_equal(http(port, path.buf, gzip ? h : NULL, NULL, 0, &reply), 200);
+	strbuf_release(&path);
+	*hit = strstr(last_headers.buf, "X-Kiln-Cache: hit") != NULL;
+	if (!*hit)
+		assert_non_null(strstr(last_headers.buf, "X-Kiln-Cache: miss"));
+	if (gzip) {
+		assert_non_null(strstr(last_headers.buf, "Content-Encoding: gzip"));
+		assert_int_equal(gzip__decompress(&plain, reply.buf, reply.len, 1 << 20), 0);
+	} else {
+		assert_null(strstr(last_headers.buf, "Content-Encoding"));
+		strbuf_add(&plain, reply.buf, reply.len);
+	}
+	json_t *v = json_loads(plain.buf, 0, NULL);
+	assert_non_null(v);
+	uint64_t ticks = (uint64_t)json_integer_value(
+		json_object_get(json_object_get(v, "flamebearer"), "numTicks"));
+	assert_non_null(json_object_get(v, "timeline"));
+	json_decref(v);
+	strbuf_release(&reply);
+	strbuf_release(&plain);
+	return ticks;
+}
+
+/* A repeated query is served from the cache, an upload invalidates it at once, and
+ * responses are gzip'd for clients that ask. */
+static void test_render_cache(void **state)
+{
+	struct server *srv = start(0);
+	uint16_t port = server__port(srv);
+	struct strbuf url = STRBUF_INIT;
+	struct profile *p = session("alpha", 42);
+	struct uploader *u;
+	char err[256];
+	int64_t now = time(NULL);
+	bool hit;
+
+	strbuf_addf(&url, "127.0.0.1:%u", port);
+	u = uploader__new(url.buf, "s3cret", "web", NULL, 0);
+	assert_int_equal(uploader__send(u, p, now - 60, now, err, sizeof(err)), 0);
+	assert_int_equal(render_ticks(port, now + 60, false, &hit), 43);
+	assert_false(hit);
+	assert_int_equal(render_ticks(port, now + 60, false, &hit), 43);
+	assert_true(hit);
+	/* more samples: the next query sees them, not the cached flamegraph */
+	profile__free(p);
+	p = session("beta", 5);
+	assert_int_equal(uploader__send(u, p, now - 30, now, err, sizeof(err)), 0);
+	assert_int_equal(render_ticks(port, now + 60, true, &hit), 49);
+	assert_false(hit);
+	assert_int_equal(render_ticks(port, now + 60, true, &hit), 49);
+	assert_true(hit);
+	uploader__free(u);
+	profile__free(p);
+	strbuf_release(&url);
 	server__stop(srv);
 }
 
@@ -276,6 +367,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_upload_and_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_render_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spool_survives_server_down, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spool_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests_store_nothing, setup, teardown),
@@ -283,5 +375,6 @@ int main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();
+	strbuf_release(&last_headers);
 	return ret;
 }

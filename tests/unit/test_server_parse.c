@@ -279,6 +279,43 @@ static void check_levels(json_t *fb, uint64_t ticks, size_t width)
 	}
 }
 
+/* Checks that every node's total is its self plus its children's totals (per side), the
+ * children being the nodes of the next row that start inside it; returns the node count. */
+static size_t check_tree(json_t *fb, size_t width)
+{
+	json_t *levels = json_object_get(fb, "levels");
+	size_t nodes = 0;
+
+	for (size_t d = 0; d < json_array_size(levels); d++) {
+		json_t *row = json_array_get(levels, d), *next = json_array_get(levels, d + 1);
+		nodes += json_array_size(row) / width;
+		for (size_t side = 0; side < (width == 7 ? 2 : 1); side++) {
+			uint64_t end = 0, nend = 0;
+			size_t j = 0;
+			for (size_t i = 0; i < json_array_size(row); i += width) {
+				uint64_t x = end + (uint64_t)json_integer_value(json_array_get(row, i + 3 * side));
+				uint64_t total = (uint64_t)json_integer_value(json_array_get(row, i + 3 * side + 1));
+				uint64_t self = (uint64_t)json_integer_value(json_array_get(row, i + 3 * side + 2));
+				uint64_t kids = 0;
+				end = x + total;
+				/* children: next-row nodes starting in [x, x + total) */
+				while (next && j < json_array_size(next)) {
+					uint64_t cx = nend + (uint64_t)json_integer_value(json_array_get(next, j + 3 * side));
+					uint64_t ct = (uint64_t)json_integer_value(json_array_get(next, j + 3 * side + 1));
+					if (cx >= x + total && !(ct == 0 && cx == x + total && !total))
+						break;
+					assert_true(cx >= x);
+					kids += ct;
+					nend = cx + ct;
+					j += width;
+				}
+				assert_int_equal(self + kids, total);
+			}
+		}
+	}
+	return nodes;
+}
+
 static void test_flamebearer(void **state)
 {
 	struct profile *a = profile__new(), *b = profile__new();
@@ -299,16 +336,43 @@ static void test_flamebearer(void **state)
 	free(text);
 	check_levels(fb, 305, 4);
 	json_decref(fb);
-	fb = flamebearer__build(a, NULL, 2, NULL, NULL);	/* main and bar kept, foo -> other */
+	/* 4 nodes fit all; with 3, main is kept and its children fold into "other" (keeping
+	 * bar too would need a fourth node for foo's "other") */
+	fb = flamebearer__build(a, NULL, 4, NULL, NULL);
 	text = json_dumps(json_object_get(fb, "levels"), JSON_COMPACT);
 	assert_string_equal(text, "[[0,305,0,0],[0,305,5,1],[0,200,200,2,0,100,100,3]]");
 	free(text);
+	json_decref(fb);
+	fb = flamebearer__build(a, NULL, 3, NULL, NULL);
+	text = json_dumps(json_object_get(fb, "levels"), JSON_COMPACT);
+	assert_string_equal(text, "[[0,305,0,0],[0,305,5,1],[0,300,300,2]]");
+	free(text);
 	text = json_dumps(json_object_get(fb, "names"), JSON_COMPACT);
-	assert_string_equal(text, "[\"total\",\"main\",\"bar\",\"other\"]");
+	assert_string_equal(text, "[\"total\",\"main\",\"other\"]");
+	free(text);
+	json_decref(fb);
+	fb = flamebearer__build(a, NULL, 1, NULL, NULL);	/* at least the root and "other" */
+	text = json_dumps(json_object_get(fb, "levels"), JSON_COMPACT);
+	assert_string_equal(text, "[[0,305,0,0],[0,305,305,1]]");
 	free(text);
 	json_decref(fb);
 
-	/* random profiles keep the invariants, single and double */
+	/* names are JSON-escaped; names that are not UTF-8 have their high bytes as '?' */
+	{
+		struct profile *c = profile__new();
+		const char *odd[] = { "q\"b\\s", "tab\there\x01", "caf\xc3\xa9", "bad\xff\xc3\xa9",
+				      "\xed\xa0\x80surrogate", "\xc0\xafoverlong" };
+		profile__add_names(c, odd, 6, 1);
+		fb = flamebearer__build(c, NULL, 0, NULL, NULL);
+		text = json_dumps(json_object_get(fb, "names"), JSON_COMPACT);
+		assert_string_equal(text, "[\"total\",\"q\\\"b\\\\s\",\"tab\\there\\u0001\","
+				    "\"caf\xc3\xa9\",\"bad???\",\"???surrogate\",\"??overlong\"]");
+		free(text);
+		json_decref(fb);
+		profile__free(c);
+	}
+
+	/* random profiles keep the invariants, single and double, with many ties at the cut */
 	for (int i = 0; i < 200; i++) {
 		char names[8][16];
 		const char *stack[12];
@@ -318,14 +382,18 @@ static void test_flamebearer(void **state)
 			uint32_t depth = 1 + (uint32_t)(rnd() % 12);
 			for (uint32_t d = 0; d < depth; d++)
 				stack[d] = names[rnd() % 8];
-			profile__add_names(j % 2 ? a : b, stack, depth, 1 + rnd() % 50);
+			profile__add_names(j % 2 ? a : b, stack, depth, 1 + rnd() % (i % 2 ? 3 : 50));
 		}
-		fb = flamebearer__build(a, NULL, 1 + rnd() % 64, NULL, NULL);
+		size_t max = 1 + rnd() % 64;
+		fb = flamebearer__build(a, NULL, max, NULL, NULL);
 		check_levels(fb, profile__total(a), 4);
+		assert_true(check_tree(fb, 4) <= (max < 2 ? 2 : max));
 		json_decref(fb);
-		fb = flamebearer__build(a, b, 1 + rnd() % 64, &lt, &rt);
+		fb = flamebearer__build(a, b, max, &lt, &rt);
 		assert_int_equal(lt, profile__total(a));
 		assert_int_equal(rt, profile__total(b));
+		check_levels(fb, lt, 7);
+		assert_true(check_tree(fb, 7) <= (max < 2 ? 2 : max));
 		json_decref(fb);
 	}
 	profile__free(a);

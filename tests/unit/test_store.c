@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "format/col.h"
+#include "server/flamebearer.h"
 #include "store/rows.h"
 #include "store/store.h"
 #include "util/strbuf.h"
@@ -227,6 +228,77 @@ static void test_retention_frees_space(void **state)
 	strbuf_release(&text);
 }
 
+static char *dump_fb(json_t *fb)
+{
+	char *text = json_dumps(fb, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(fb);
+	return text;
+}
+
+/* The call tree of a select is the tree of the stacks select returns: the flamegraphs
+ * built from either are the same, single and diff, and the tree is well formed. */
+static void test_select_tree(void **state)
+{
+	struct store *s = open_store();
+	struct strbuf text = STRBUF_INIT;
+	int64_t now = time(NULL) / 10 * 10;
+	uint64_t seed = 7, gen = store__generation(s);
+	char err[256];
+
+	for (int up = 0; up < 6; up++) {
+		strbuf_reset(&text);
+		for (int j = 0; j < 300; j++) {
+			int depth = 1 + (int)((seed = seed * 6364136223846793005ULL + 1) >> 59) % 9;
+			for (int d = 0; d < depth; d++)
+				strbuf_addf(&text, "%sf%llu", d ? ";" : "",
+					    (unsigned long long)((seed = seed * 6364136223846793005ULL + 1) >> 61));
+			strbuf_addf(&text, " %d\n", 1 + j % 7);
+		}
+		put_col(s, up % 2 ? "a" : "b", now - 600 + up * 60, text.buf);
+		assert_true(store__generation(s) > gen);
+		gen = store__generation(s);
+	}
+	const char *sel[2][2] = { { "svc", NULL }, { "svc", "a" } };
+	struct profile *p[2];
+	struct store_tree t[2];
+	for (int k = 0; k < 2; k++) {
+		struct store_query q;
+		uint64_t self = 0;
+		query(&q, sel[k][0], sel[k][1]);
+		p[k] = profile__new();
+		store_tree_init(&t[k]);
+		assert_int_equal(store__select(s, &q, now - 3600, now, p[k], err, sizeof(err)), 0);
+		assert_int_equal(store__select_tree(s, &q, now - 3600, now, &t[k], err, sizeof(err)),
+				 0);
+		assert_true(t[k].n > 100);
+		for (size_t i = 0; i < t[k].n; i++) {
+			assert_true(i == 0 || t[k].parent[i] < i);
+			assert_true(i == 0 || t[k].name[i] < t[k].nr_names);
+			self += t[k].self[i];
+		}
+		assert_int_equal(self, profile__total(p[k]));
+		char *a = dump_fb(flamebearer__build(p[k], NULL, 1 << 20, NULL, NULL));
+		char *b = dump_fb(flamebearer__build_trees(&t[k], NULL, 1 << 20, NULL, NULL));
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+		store_query_release(&q);
+	}
+	char *a = dump_fb(flamebearer__build(p[0], p[1], 1 << 20, NULL, NULL));
+	char *b = dump_fb(flamebearer__build_trees(&t[0], &t[1], 1 << 20, NULL, NULL));
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	for (int k = 0; k < 2; k++) {
+		profile__free(p[k]);
+		store_tree_release(&t[k]);
+	}
+	assert_true(store__retain(s, 0, err, sizeof(err)) >= 0);
+	assert_true(store__generation(s) > gen);
+	strbuf_release(&text);
+	store__close(s);
+}
+
 static int setup(void **state)
 {
 	memcpy(dir, "/tmp/kiln-test-store.XXXXXX", sizeof(dir));
@@ -247,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_rows_codec),
 		cmocka_unit_test_setup_teardown(test_put_select_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_frees_space, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select_tree, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,204 @@
+/* Pyroscope's Connect push API: `POST /push.v1.PusherService/Push`, what Grafana Alloy's
+ * pyroscope.write and the pyroscope-rs based SDKs (Python, Ruby) send. A Connect unary
+ * call: the body is one binary PushRequest (src/format/push.proto), `Content-Type:
+ * application/proto`, often `Content-Encoding: gzip`; errors are a non-2xx status with a
+ * JSON body {"code": "...", "message": "..."}.
+ *
+ * Each series is a label set (service_name, __name__, and the client's labels) with pprof
+ * samples. Every sample is parsed before anything is stored (one transaction per sample),
+ * so a request that does not parse stores nothing. */
+#include "server/http.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "push.pb-c.h"
+#include "profile/profile.h"
+#include "server/selector.h"
+#include "util/log.h"
+
+#define MAX_LABEL_VALUE 256
+
+static void connect_error(struct response *resp, unsigned status, const char *code,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void connect_error(struct response *resp, unsigned status, const char *code,
+			  const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < msg.len; i++)	/* jansson refuses invalid UTF-8 */
+		if ((unsigned char)msg.buf[i] >= 0x80 || (unsigned char)msg.buf[i] < 0x20)
+			msg.buf[i] = '?';
+	resp__json(resp, status, json_pack("{s:s,s:s}", "code", code, "message", msg.buf));
+	strbuf_release(&msg);
+}
+
+/* Pyroscope's label names: [A-Za-z0-9_.], not empty. */
+static bool valid_label_name(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.')
+			return false;
+	return true;
+}
+
+static bool valid_label_value(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (!s || n > MAX_LABEL_VALUE)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20)
+			return false;
+	return true;
+}
+
+/* One parsed sample, ready to store. */
+struct parsed {
+	struct profile *p;
+	char *service;
+	size_t series;		/* index into the request's label sets */
+	int64_t from, until;
+};
+
+/* The series' labels without the reserved ones (__name__, __delta__, ...) and
+ * service_name, which names the service. Returns the service name, or NULL with an error
+ * set. */
+static const char *series_labels(const Push__V1__RawProfileSeries *s, struct labels *out,
+				 struct response *resp, size_t index)
+{
+	const char *service = NULL;
+
+	for (size_t i = 0; i < s->n_labels; i++) {
+		const Push__V1__LabelPair *l = s->labels[i];
+		if (!valid_label_name(l->name) || !valid_label_value(l->value)) {
+			connect_error(resp, 400, "invalid_argument",
+				      "series %zu: invalid label '%.64s': names are [A-Za-z0-9_.], "
+				      "values at most %d printable bytes", index,
+				      l->name ? l->name : "", MAX_LABEL_VALUE);
+			return NULL;
+		}
+		if (!strcmp(l->name, "service_name"))
+			service = l->value;
+		else if (strncmp(l->name, "__", 2))
+			labels__set(out, l->name, l->value);
+	}
+	if (!service || !selector__valid_service(service)) {
+		connect_error(resp, 400, "invalid_argument",
+			      "series %zu: %s service_name label", index,
+			      service ? "invalid" : "no");
+		return NULL;
+	}
+	return service;
+}
+
+/* The time a sample covers: the pprof's own time and duration, else the request's. */
+static void sample_time(const struct profile *p, int64_t now, int64_t *from, int64_t *until)
+{
+	json_int_t ns = json_integer_value(json_object_get(profile__meta_const(p), "time_nanos"));
+	json_int_t dur = json_integer_value(json_object_get(profile__meta_const(p),
+							     "duration_nanos"));
+
+	*from = *until = now;
+	if (ns > 0) {
+		*from = (int64_t)(ns / 1000000000);
+		*until = (int64_t)((ns + (dur > 0 ? dur : 0)) / 1000000000);
+	}
+}
+
+static void release(struct parsed *v, size_t n, struct labels *sets, size_t nsets)
+{
+	for (size_t i = 0; i < n; i++) {
+		profile__free(v[i].p);
+		free(v[i].service);
+	}
+	free(v);
+	for (size_t i = 0; i < nsets; i++)
+		labels_release(&sets[i]);
+	free(sets);
+}
+
+void ingest__push(struct request *r, struct response *resp)
+{
+	const char *ctype = req__header(r, "Content-Type");
+	Push__V1__PushRequest *req = NULL;
+	struct labels *sets = NULL;
+	struct parsed *v = NULL;
+	size_t nv = 0, total = 0;
+	int64_t now = req__now();
+
+	if (!ctype || strncmp(ctype, "application/proto", 17)) {
+		connect_error(resp, 415, "invalid_argument",
+			      "unsupported Content-Type '%.64s': send application/proto",
+			      ctype ? ctype : "");
+		return;
+	}
+	if (req__gunzip_body(r, resp, false))
+		return;
+	req = push__v1__push_request__unpack(NULL, r->body.len, (const uint8_t *)r->body.buf);
+	if (!req) {
+		connect_error(resp, 400, "invalid_argument", "body is not a PushRequest");
+		return;
+	}
+	for (size_t i = 0; i < req->n_series; i++)
+		total += req->series[i]->n_samples;
+	sets = xcalloc(req->n_series + 1, sizeof(*sets));
+	v = xcalloc(total + 1, sizeof(*v));
+	for (size_t i = 0; i < req->n_series; i++) {
+		const Push__V1__RawProfileSeries *s = req->series[i];
+		const char *service;
+
+		labels_init(&sets[i]);
+		service = series_labels(s, &sets[i], resp, i);
+		if (!service)
+			goto out;
+		labels__sort(&sets[i]);
+		for (size_t j = 0; j < s->n_samples; j++) {
+			const ProtobufCBinaryData *raw = &s->samples[j]->raw_profile;
+			struct parsed *ps = &v[nv++];
+			char err[256];
+			int ret;
+
+			ps->p = profile__new();
+			ps->series = i;
+			ret = ingest__parse_pprof(ps->p, raw->data, raw->len, service, &ps->service,
+						  err, sizeof(err));
+			if (ret) {
+				connect_error(resp, 400, "invalid_argument", "series %zu sample %zu: %s",
+					      i, j, ret == -ENOENT ? "pprof profile has no sample "
+					      "type kiln knows (cpu, wall, samples, space, ...)" : err);
+				goto out;
+			}
+			sample_time(ps->p, now, &ps->from, &ps->until);
+		}
+	}
+	for (size_t k = 0; k < nv; k++) {
+		struct store_put put = {
+			.service = v[k].service, .from = v[k].from, .until = v[k].until,
+			.profile = v[k].p, .series = &sets[v[k].series], .nr_series = 1,
+			.units = strstr(v[k].service, "space") ? "bytes" :
+				 strstr(v[k].service, "objects") ? "objects" : "samples",
+			.sample_rate = (uint32_t)json_number_value(
+				json_object_get(profile__meta(v[k].p), "frequency")),
+		};
+		if (ingest__store(r, resp, &put))
+			goto out;
+	}
+	resp->status = 200;
+	resp->content_type = "application/proto";	/* an empty PushResponse */
+	strbuf_reset(&resp->body);
+out:
+	release(v, nv, sets, req->n_series);
+	push__v1__push_request__free_unpacked(req, NULL);
+}
