@@ -179,10 +179,21 @@ static size_t make_key(const struct mapping *m, uint8_t *key)
 	return 0;
 }
 
-/* Evicts least-recently-used tables, never keep, until the cache fits its limit. */
-static void evict(struct unwind_cache *c, const struct entry *keep)
+/* Closes the open CFI of the least recently compiled binaries, then evicts the least
+ * recently used tables, never keep's, until the cache fits its limit: a closed CFI is
+ * cheap to read again, an evicted table must be listed and compiled again. */
+static void evict(struct unwind_cache *c, struct entry *keep)
 {
-	struct entry *e = c->lru.prev;
+	struct entry *e;
+
+	for (e = c->opened.oprev; c->bytes > c->limit && e != &c->opened;) {
+		struct entry *prev = e->oprev;
+
+		if (e != keep)
+			close_cfi(c, e);
+		e = prev;
+	}
+	e = c->lru.prev;
 
 	while (c->bytes > c->limit && e != &c->lru) {
 		struct entry *prev = e->prev;

@@ -4,8 +4,8 @@
  * A table starts as the sorted list of its binary's FDEs; each FDE's rows are compiled
  * the first time a sample needs them. While FDEs may still be compiled, the cache keeps
  * the binary's CFI open (a private copy of its CFI sections, no descriptor): at most a
- * fixed number of binaries at once, least-recently-compiled closed first, and any left
- * idle for half a minute. A closed binary is read again through the sample's process on
+ * fixed number of binaries at once, least-recently-compiled closed first, any left idle
+ * for half a minute, and all but the one in use before any table is evicted for bytes. A closed binary is read again through the sample's process on
  * the next FDE not compiled yet, and used only if it is the same binary (build-id, or
  * device, inode, size and mtime; same headers and CFI sections): a binary replaced,
  * truncated or deleted since gives "no CFI" for the FDEs not compiled, never a wrong row.

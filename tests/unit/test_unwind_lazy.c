@@ -1,6 +1,7 @@
 /* Lazily compiled unwind tables: the rule at every pc equals the eager compile of the
  * whole binary (unwind_eager.h, the compiler kiln had before); binaries whose CFI was
- * closed past the cap are read again and give the same rules; a binary truncated,
+ * closed past the cap are read again and give the same rules; over its byte limit the
+ * cache closes CFI before it evicts tables; a binary truncated,
  * rewritten, replaced or deleted after first use gives "no CFI" for FDEs not compiled
  * yet, never a crash or a wrong rule, and keeps the rows already compiled. */
 #include <setjmp.h>
@@ -306,6 +307,49 @@ static void test_reopen_past_cap(void **state)
 	unwind_cache__free(c);
 }
 
+/* Over its byte limit, the cache closes open CFI (cheap to read again) before it evicts
+ * any table (to be listed and compiled again). */
+static void test_close_before_evict(void **state)
+{
+	static char paths[16][512];
+	struct unwind_cache *c = unwind_cache__new(256 << 20, true);
+	FILE *ls = popen("ls /usr/lib/x86_64-linux-gnu/*.so.* 2>/dev/null | head -120", "r");
+	char line[512];
+	size_t n = 0;
+
+	/* small tables only: 16 of them fit 1 MiB, not with their CFI copies */
+	assert_non_null(ls);
+	while (n < 16 && fgets(line, sizeof(line), ls)) {
+		struct stat st;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (lstat(line, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		struct mapping m = map_of(line, false);
+		const struct unwind_table *t = unwind_cache__get(c, &me, &m);
+
+		if (t && t->nfde >= 4 && t->nfde <= 2000)
+			snprintf(paths[n++], sizeof(paths[0]), "%s", line);
+	}
+	pclose(ls);
+	unwind_cache__free(c);
+	assert_true(n >= 8);
+	c = unwind_cache__new(1 << 20, true);
+	for (size_t i = 0; i < n; i++) {
+		struct mapping m = map_of(paths[i], false);
+		const struct unwind_table *t = unwind_cache__get(c, &me, &m);
+
+		assert_non_null(t);
+		assert_non_null(unwind_cache__find(c, t, &me, &m, t->base + t->fdes[0].lo));
+		assert_true(unwind_cache__bytes(c) <= (1 << 20) + unwind_cache__table_bytes(c, t));
+	}
+	print_message("%zu binaries, %u with CFI open, %llu evictions\n", n, unwind_cache__open(c),
+		      (unsigned long long)unwind_cache__evictions(c));
+	assert_true(unwind_cache__open(c) < n);
+	assert_int_equal(unwind_cache__evictions(c), 0);
+	unwind_cache__free(c);
+}
+
 static void copy_file(const char *from, const char *to)
 {
 	char cmd[1024];
@@ -393,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_equals_eager),
 		cmocka_unit_test(test_eh_frame_hdr_order),
 		cmocka_unit_test(test_reopen_past_cap),
+		cmocka_unit_test(test_close_before_evict),
 		cmocka_unit_test(test_changed_binary),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
