@@ -1,9 +1,9 @@
 /* Lazily compiled unwind tables: the rule at every pc equals the eager compile of the
  * whole binary (unwind_eager.h, the compiler kiln had before); binaries whose CFI was
  * closed past the cap are read again and give the same rules; over its byte limit the
- * cache closes CFI before it evicts tables; a binary truncated,
- * rewritten, replaced or deleted after first use gives "no CFI" for FDEs not compiled
- * yet, never a crash or a wrong rule, and keeps the rows already compiled. */
+ * cache closes CFI before it evicts tables; a binary truncated, rewritten, replaced or
+ * deleted after first use gives "no CFI" for FDEs not compiled yet, never a crash or a
+ * wrong rule, and keeps the rows already compiled. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
