@@ -13,7 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "runtimes/python_elf.h"
+#include "symbols/elf_lookup.h"
 #include "util/hashmap.h"
 #include "util/strbuf.h"
 
@@ -87,15 +87,15 @@ static bool file_id_of(const struct proc_ref *p, const struct py_file *f, struct
 }
 
 /* Opens the file as the process sees it: through its root, else through map_files. */
-static struct pyelf *open_file(const struct proc_ref *p, const struct py_file *f)
+static struct elf_lookup *open_file(const struct proc_ref *p, const struct py_file *f)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)p->pid, f->path);
-	struct pyelf *e = strstr(f->path, " (deleted)") ? NULL : pyelf__open(path);
+	struct elf_lookup *e = strstr(f->path, " (deleted)") ? NULL : elf_lookup__open(path);
 	if (!e) {
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)p->pid,
 			 f->start, f->end);
-		e = pyelf__open(path);
+		e = elf_lookup__open(path);
 	}
 	return e;
 }
@@ -139,13 +139,13 @@ static size_t candidate_files(const struct proc_ref *p, struct py_file *out, siz
 
 /* 2.7 and 3.6 keep the interpreter list in the static interp_head; without .symtab it
  * is found in PyInterpreterState_Head, which is `mov interp_head(%rip), %rax; ret`. */
-static int find_interp_head(struct pyelf *e, uint64_t *vaddr)
+static int find_interp_head(struct elf_lookup *e, uint64_t *vaddr)
 {
-	if (pyelf__symbol(e, "interp_head", 0, vaddr) == 0)
+	if (elf_lookup__symbol(e, "interp_head", 0, vaddr) == 0)
 		return 0;
 	uint64_t fn;
 	uint8_t code[8];
-	if (pyelf__symbol(e, "PyInterpreterState_Head", 0, &fn) < 0 || pyelf__read(e, fn, code, 8) < 0)
+	if (elf_lookup__symbol(e, "PyInterpreterState_Head", 0, &fn) < 0 || elf_lookup__read(e, fn, code, 8) < 0)
 		return -ENOENT;
 	if (code[0] != 0x48 || code[1] != 0x8b || code[2] != 0x05 || code[7] != 0xc3)
 		return -ENOENT;
@@ -155,20 +155,20 @@ static int find_interp_head(struct pyelf *e, uint64_t *vaddr)
 	return 0;
 }
 
-static uint64_t type_addr(struct pyelf *e, const char *name, uint64_t bias)
+static uint64_t type_addr(struct elf_lookup *e, const char *name, uint64_t bias)
 {
 	uint64_t v;
-	return pyelf__symbol(e, name, 1, &v) == 0 ? v + bias : 0;
+	return elf_lookup__symbol(e, name, 1, &v) == 0 ? v + bias : 0;
 }
 
 /* Reads the version and layout of the interpreter in e (mapped at bias). */
-static int find_layout(struct runtime_proc *rp, struct pyelf *e, const struct py_file *f,
+static int find_layout(struct runtime_proc *rp, struct elf_lookup *e, const struct py_file *f,
 		       const struct proc_ref *p, uint64_t runtime, bool old, char *skip_reason)
 {
 	int major = 0, minor = 0;
 	uint64_t sym;
 	uint32_t hex = 0;
-	if (pyelf__symbol(e, "Py_Version", 1, &sym) == 0 && pyelf__read(e, sym, &hex, 4) == 0 &&
+	if (elf_lookup__symbol(e, "Py_Version", 1, &sym) == 0 && elf_lookup__read(e, sym, &hex, 4) == 0 &&
 	    (hex >> 24) == 3) {
 		major = 3;
 		minor = (int)(hex >> 16 & 0xff);
@@ -183,7 +183,7 @@ static int find_layout(struct runtime_proc *rp, struct pyelf *e, const struct py
 				return -ENOTSUP;
 			}
 			/* 2.7 has no _PyEval_EvalFrameDefault; 3.6 does */
-			major = pyelf__symbol(e, "_PyEval_EvalFrameDefault", 1, &sym) == 0 ? 3 : 2;
+			major = elf_lookup__symbol(e, "_PyEval_EvalFrameDefault", 1, &sym) == 0 ? 3 : 2;
 			minor = major == 3 ? 6 : 7;
 		}
 	}
@@ -218,21 +218,21 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 		bool have_id = !named && file_id_of(p, f, &id);
 		if (have_id && not_python && hashmap__find(not_python, &id, sizeof(id)))
 			continue;
-		struct pyelf *e = open_file(p, f);
+		struct elf_lookup *e = open_file(p, f);
 		if (!e)
 			continue;
 		uint64_t runtime = 0, head = 0, bias = 0;
 		bool old = false;
 		int err = -ENOENT;
-		if (pyelf__symbol(e, "_PyRuntime", !named, &runtime) == 0) {
+		if (elf_lookup__symbol(e, "_PyRuntime", !named, &runtime) == 0) {
 			err = 0;
-		} else if (pyelf__symbol(e, "_PyThreadState_Current", !named, &runtime) == 0) {
+		} else if (elf_lookup__symbol(e, "_PyThreadState_Current", !named, &runtime) == 0) {
 			old = true;
 			err = find_interp_head(e, &head);
 			if (err < 0)
 				snprintf(skip_reason, 128, "no interp_head in '%s'", f->path);
 		}
-		if (err == 0 && pyelf__bias(e, f->start, f->pgoff, &bias) < 0) {
+		if (err == 0 && elf_lookup__bias(e, f->start, f->pgoff, &bias) < 0) {
 			snprintf(skip_reason, 128, "failed to find the load address of '%s'", f->path);
 			err = -ENOEXEC;
 		}
@@ -244,7 +244,7 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 			rp->str_type = type_addr(e, rp->l.py2_str ? "PyString_Type" : "PyUnicode_Type", bias);
 			rp->bytes_type = type_addr(e, rp->l.py2_str ? "PyString_Type" : "PyBytes_Type", bias);
 		}
-		pyelf__free(e);
+		elf_lookup__free(e);
 		if (err != -ENOENT)
 			return err;
 		if (have_id) {

@@ -1,5 +1,5 @@
-/* A focused ELF symbol lookup for the Python runtime reader (see python_elf.h). */
-#include "runtimes/python_elf.h"
+/* Lookups by name in one ELF file (see elf_lookup.h). */
+#include "symbols/elf_lookup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,12 +11,12 @@
 
 #include "util/strbuf.h"
 
-struct pyelf {
+struct elf_lookup {
 	int fd;
 	Elf *elf;
 };
 
-struct pyelf *pyelf__open(const char *path)
+struct elf_lookup *elf_lookup__open(const char *path)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
@@ -30,13 +30,13 @@ struct pyelf *pyelf__open(const char *path)
 		close(fd);
 		return NULL;
 	}
-	struct pyelf *e = xcalloc(1, sizeof(*e));
+	struct elf_lookup *e = xcalloc(1, sizeof(*e));
 	e->fd = fd;
 	e->elf = elf;
 	return e;
 }
 
-void pyelf__free(struct pyelf *e)
+void elf_lookup__free(struct elf_lookup *e)
 {
 	if (!e)
 		return;
@@ -65,7 +65,7 @@ static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name
 	return -ENOENT;
 }
 
-int pyelf__symbol(struct pyelf *e, const char *name, int dynamic_only, uint64_t *vaddr)
+int elf_lookup__symbol(struct elf_lookup *e, const char *name, int dynamic_only, uint64_t *vaddr)
 {
 	static const unsigned types[] = { SHT_DYNSYM, SHT_SYMTAB };
 	for (size_t t = 0; t < (dynamic_only ? 1u : 2u); t++) {
@@ -81,7 +81,7 @@ int pyelf__symbol(struct pyelf *e, const char *name, int dynamic_only, uint64_t 
 	return -ENOENT;
 }
 
-int pyelf__read(struct pyelf *e, uint64_t vaddr, void *buf, size_t len)
+int elf_lookup__read(struct elf_lookup *e, uint64_t vaddr, void *buf, size_t len)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e->elf, scn))) {
@@ -97,7 +97,7 @@ int pyelf__read(struct pyelf *e, uint64_t vaddr, void *buf, size_t len)
 	return -ENOENT;
 }
 
-int pyelf__bias(struct pyelf *e, uint64_t start, uint64_t pgoff, uint64_t *bias)
+int elf_lookup__bias(struct elf_lookup *e, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
 	size_t n;
 	if (elf_getphdrnum(e->elf, &n) != 0)
