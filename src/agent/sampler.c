@@ -96,14 +96,19 @@ out:
 	return 0;
 }
 
+/* Bytes one sample takes in a ring, about: header, callchain, and the stack copy. */
+static uint64_t sample_bytes(const struct sampler_config *cfg)
+{
+	return 1024 + (cfg->user_regs_stack ? cfg->stack_size : 0);
+}
+
 /* Enough to hold about a second of samples of one CPU (the reader may be descheduled on
  * a busy host, or symbolizing at a session's end), within 256 KiB .. 8 MiB; with stack
  * copies at least 1 MiB, which at 11 Hz rides out a pause of several seconds (the first
  * flush of a session parses every binary it met). */
 static unsigned default_ring_pages(const struct sampler_config *cfg)
 {
-	uint64_t per_sample = 1024 + (cfg->user_regs_stack ? cfg->stack_size : 0);
-	uint64_t want = (uint64_t)cfg->freq * per_sample / (uint64_t)getpagesize();
+	uint64_t want = (uint64_t)cfg->freq * sample_bytes(cfg) / (uint64_t)getpagesize();
 	unsigned pages = cfg->user_regs_stack ? 256 : 64;
 
 	while (pages < want && pages < 2048)
@@ -115,9 +120,8 @@ static unsigned default_ring_pages(const struct sampler_config *cfg)
  * the time a CPU sampling at full rate takes to fill its ring. */
 static int lazy_poll_ms(const struct sampler_config *cfg)
 {
-	uint64_t per_sample = 1024 + (cfg->user_regs_stack ? cfg->stack_size : 0);
 	uint64_t fill_ms = (uint64_t)cfg->ring_pages * (uint64_t)getpagesize() * 1000 /
-			   ((uint64_t)(cfg->freq ? cfg->freq : 1) * per_sample);
+			   ((uint64_t)(cfg->freq ? cfg->freq : 1) * sample_bytes(cfg));
 
 	fill_ms /= 4;
 	if (fill_ms < READER_MIN_POLL_MS)

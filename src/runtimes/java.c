@@ -257,14 +257,12 @@ static int take_execd(struct java_session *s, pid_t *pids, int max)
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < keep; i++)
 		queue_execd(s, c[i]);
-	pthread_mutex_unlock(&s->lock);
-	free(c);
 	/* JVMs whose attach listener was not ready yet are asked again */
-	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->nr_pending && n < max; i++)
 		if (s->pending[i].tries >= 0)
 			pids[n++] = s->pending[i].pid;
 	pthread_mutex_unlock(&s->lock);
+	free(c);
 	return n;
 }
 
