@@ -40,20 +40,28 @@ void resp__json(struct response *resp, unsigned status, json_t *v)
 	free(text);
 }
 
-void resp__error(struct response *resp, unsigned status, const char *fmt, ...)
+void resp__errorv(struct response *resp, unsigned status, const char *code, const char *fmt,
+		  va_list ap)
 {
 	struct strbuf msg = STRBUF_INIT;
-	va_list ap;
 
-	va_start(ap, fmt);
 	strbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
 	/* jansson refuses invalid UTF-8: keep the message ASCII. */
 	for (size_t i = 0; i < msg.len; i++)
 		if ((unsigned char)msg.buf[i] >= 0x80 || (unsigned char)msg.buf[i] < 0x20)
 			msg.buf[i] = '?';
-	resp__json(resp, status, json_pack("{s:s}", "error", msg.buf));
+	resp__json(resp, status, code ? json_pack("{s:s,s:s}", "code", code, "message", msg.buf)
+				       : json_pack("{s:s}", "error", msg.buf));
 	strbuf_release(&msg);
+}
+
+void resp__error(struct response *resp, unsigned status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	resp__errorv(resp, status, NULL, fmt, ap);
+	va_end(ap);
 }
 
 /* strbuf_setlen only shrinks: this grows len over bytes written into the buffer. */

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -53,6 +54,10 @@ int64_t req__now(void);
 /* Sets a JSON error response: {"error": "<message>"}. */
 void resp__error(struct response *resp, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same with a code, in Connect's shape {"code": "<code>", "message": "<message>"};
+ * code NULL gives resp__error's shape. */
+void resp__errorv(struct response *resp, unsigned status, const char *code, const char *fmt,
+		  va_list ap) __attribute__((format(printf, 4, 0)));
 /* Sets a JSON response from v (reference stolen). */
 void resp__json(struct response *resp, unsigned status, json_t *v);
 

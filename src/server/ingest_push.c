@@ -9,7 +9,6 @@
  * so a request that does not parse stores nothing. */
 #include "server/http.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -28,28 +27,17 @@ static void connect_error(struct response *resp, unsigned status, const char *co
 static void connect_error(struct response *resp, unsigned status, const char *code,
 			  const char *fmt, ...)
 {
-	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	strbuf_vaddf(&msg, fmt, ap);
+	resp__errorv(resp, status, code, fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < msg.len; i++)	/* jansson refuses invalid UTF-8 */
-		if ((unsigned char)msg.buf[i] >= 0x80 || (unsigned char)msg.buf[i] < 0x20)
-			msg.buf[i] = '?';
-	resp__json(resp, status, json_pack("{s:s,s:s}", "code", code, "message", msg.buf));
-	strbuf_release(&msg);
 }
 
-/* Pyroscope's label names: [A-Za-z0-9_.], not empty. */
+/* A label name a query can name (the selector's rule), of reasonable length. */
 static bool valid_label_name(const char *s)
 {
-	if (!s || !*s || strlen(s) > 64)
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.')
-			return false;
-	return true;
+	return s && strlen(s) <= 64 && selector__valid_label_name(s);
 }
 
 static bool valid_label_value(const char *s)
@@ -84,7 +72,7 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 		const Push__V1__LabelPair *l = s->labels[i];
 		if (!valid_label_name(l->name) || !valid_label_value(l->value)) {
 			connect_error(resp, 400, "invalid_argument",
-				      "series %zu: invalid label '%.64s': names are [A-Za-z0-9_.], "
+				      "series %zu: invalid label '%.64s': names are [A-Za-z_][A-Za-z0-9_.]*, "
 				      "values at most %d printable bytes", index,
 				      l->name ? l->name : "", MAX_LABEL_VALUE);
 			return NULL;

@@ -17,6 +17,26 @@ static bool service_char(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-' || c == '/';
 }
 
+/* Label names: [A-Za-z_][A-Za-z0-9_.]* */
+static bool label_start(char c)
+{
+	return isalpha((unsigned char)c) || c == '_';
+}
+
+static bool label_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '.';
+}
+
+bool selector__valid_label_name(const char *name)
+{
+	if (!label_start(*name))
+		return false;
+	while (label_char(*++name))
+		;
+	return !*name;
+}
+
 bool selector__valid_service(const char *name)
 {
 	if (!*name || strlen(name) > 256)
@@ -121,11 +141,11 @@ int selector__parse(struct store_query *q, const char *text, bool ingest, char *
 			enum match_op op;
 			strbuf_reset(&name);
 			strbuf_reset(&value);
-			if (!isalpha((unsigned char)*p) && *p != '_') {
+			if (!label_start(*p)) {
 				errmsg(err, errlen, "invalid label name at '%.32s'", p);
 				goto out;
 			}
-			while (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
+			while (label_char(*p))
 				strbuf_addch(&name, *p++);
 			p = skip_ws(p);
 			if (p[0] == '=' && p[1] == '~')

@@ -19,6 +19,9 @@ int selector__parse(struct store_query *q, const char *text, bool ingest, char *
 /* Turns the matchers of an ingest selector (all '=') into a sorted label set, adding to l. */
 void selector__to_labels(const struct store_query *q, struct labels *l);
 
+/* True when name is a label name a selector can name: [A-Za-z_][A-Za-z0-9_.]*. */
+bool selector__valid_label_name(const char *name);
+
 /* True when name is a valid service name. */
 bool selector__valid_service(const char *name);
 
