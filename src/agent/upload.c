@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "format/col.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -311,20 +312,6 @@ static void spool_unlink(struct uploader *u, const char *name)
 	strbuf_release(&path);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Writes body as a new spool file: temporary name, fsync, rename, fsync the directory. */
 static int spool_write(struct uploader *u, const struct strbuf *body, int64_t start, char *err,
 		       size_t errlen)
@@ -361,7 +348,7 @@ static int spool_write(struct uploader *u, const struct strbuf *body, int64_t st
 		    (int)getpid(), u->seq++ % 1000000, SPOOL_SUFFIX);
 	strbuf_addf(&tmp, "%s/.tmp-%d-%u", u->spool_dir, (int)getpid(), u->seq);
 	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, body->buf, body->len) || fsync(fd)) {
+	if (fd < 0 || io__write_all(fd, body->buf, body->len) || fsync(fd)) {
 		errmsg(err, errlen, "failed to write '%s': %s", tmp.buf, strerror(errno));
 		if (fd >= 0)
 			close(fd);

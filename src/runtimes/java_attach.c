@@ -16,6 +16,7 @@
 
 #include "jvm/protocol.h"
 #include "runtimes/java_attach.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -210,16 +211,7 @@ int jvm_target__place_lib(const struct jvm_target *t, const char *lib, char *out
 		err = -errno;
 		goto out;
 	}
-	for (size_t off = 0; off < data.len;) {
-		ssize_t n = write(fd, data.buf + off, data.len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : -EIO;
-			break;
-		}
-		off += (size_t)n;
-	}
+	err = io__write_all(fd, data.buf, data.len);
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	if (!err && rename(tmp, dst) < 0)

@@ -11,6 +11,7 @@
 
 #include "symbols/debugfile.h"
 #include "symbols/gopclntab.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -280,21 +281,13 @@ static size_t add_debugfile(struct symtab *t, Elf *e, const char *root, const ch
 static uint8_t *read_range(int fd, uint64_t off, uint64_t len)
 {
 	uint8_t *buf;
-	size_t done = 0;
 
 	if (len == 0 || len > GO_SCAN_MAX)
 		return NULL;
 	buf = xmalloc(len);
-	while (done < len) {
-		ssize_t n = pread(fd, buf + done, len - done, (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(buf);
-			return NULL;
-		}
-		done += (size_t)n;
+	if (io__pread_all(fd, buf, len, off) < 0) {
+		free(buf);
+		return NULL;
 	}
 	return buf;
 }

@@ -17,6 +17,7 @@
 #include "symbols/debugfile.h"
 #include "unwind/binary.h"
 #include "unwind/table.h"
+#include "util/io.h"
 #include "util/strbuf.h"
 
 #define IMAGE_MAX (1ull << 36)	/* larger files are not read */
@@ -42,16 +43,7 @@ static bool copy_range(struct unwind_elf *b, int fd, uint64_t off, uint64_t len)
 	/* one fault-in for the range rather than a fault per page (Linux 5.14) */
 	uint64_t start = (off & ~(PAGE - 1));
 	madvise((char *)b->map + start, off + len - start, MADV_POPULATE_WRITE);
-	for (uint64_t done = 0; done < len;) {
-		ssize_t n = pread(fd, (char *)b->map + off + done, len - done, (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		done += (uint64_t)n;
-	}
-	return true;
+	return io__pread_all(fd, (char *)b->map + off, len, off) == 0;
 }
 
 /* The index in wanted of the section name at offset name, or -1. */
