@@ -53,6 +53,18 @@ static int parse_query(struct request *r, struct response *resp, const char *qna
 	return 0;
 }
 
+/* The arguments of the label lists: an optional selector, and a range that covers all
+ * time up to 'until' unless 'from' is given. */
+static int parse_label_query(struct request *r, struct response *resp, struct store_query *q,
+			     int64_t *from, int64_t *until)
+{
+	if (parse_query(r, resp, "query", "from", "until", q, from, until, false))
+		return -EINVAL;
+	if (!req__arg(r, "from"))
+		*from = 0;
+	return 0;
+}
+
 static int parse_max_nodes(struct request *r, struct response *resp, size_t *out)
 {
 	const char *s = req__arg(r, "maxNodes");
@@ -424,10 +436,8 @@ void query__labels(struct request *r, struct response *resp)
 	int ret;
 
 	store_query_init(&q);
-	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, false))
+	if (parse_label_query(r, resp, &q, &from, &until))
 		goto out;
-	if (!req__arg(r, "from"))
-		from = 0;
 	pthread_mutex_lock(&r->srv->lock);
 	ret = store__label_names(r->srv->store, &q, from, until, &v, &n, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
@@ -453,10 +463,8 @@ void query__label_sets(struct request *r, struct response *resp)
 	int ret;
 
 	store_query_init(&q);
-	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, false))
+	if (parse_label_query(r, resp, &q, &from, &until))
 		goto out;
-	if (!req__arg(r, "from"))
-		from = 0;
 	pthread_mutex_lock(&r->srv->lock);
 	ret = store__label_names(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
 	for (size_t i = 0; !ret && i < n; i++) {
@@ -501,10 +509,8 @@ void query__label_values(struct request *r, struct response *resp)
 		resp__error(resp, 400, "missing 'label' parameter");
 		goto out;
 	}
-	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, false))
+	if (parse_label_query(r, resp, &q, &from, &until))
 		goto out;
-	if (!req__arg(r, "from"))
-		from = 0;
 	pthread_mutex_lock(&r->srv->lock);
 	if (!strcmp(label, "__name__")) {
 		ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
