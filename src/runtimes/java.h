@@ -2,12 +2,13 @@
  * JVMs that start during the session), collects the Java stacks the agent counted and
  * hands them to the session.
  *
- * Merge rule (not the interleaving of runtime.h): the agent samples Java threads itself,
- * with AsyncGetCallTrace, so its stacks are complete Java stacks without native frames.
- * For the Java threads it reports (java_result.tids), the session replaces the process's
- * perf stacks with the agent's stacks, scaled so that they sum to the perf samples of
- * those threads: the process's total stays what the system-wide sampler counted. Other
- * threads of the JVM (GC, JIT compiler) keep their native perf stacks.
+ * Java is runtime.h's replace kind (java_runtime.c puts this session behind the
+ * contract): the agent samples Java threads itself, with AsyncGetCallTrace, so its stacks
+ * are complete Java stacks without native frames. For the Java threads it reports
+ * (java_result.tids), the agent's stacks replace the process's perf stacks, scaled so
+ * that they sum to the perf samples of those threads: the process's total stays what the
+ * system-wide sampler counted. Other threads of the JVM (GC, JIT compiler) keep their
+ * native perf stacks.
  *
  * A background thread does the /proc scans and the attaches, so that a slow or refusing
  * JVM never stalls the session loop; every wait is bounded. */
@@ -21,6 +22,7 @@
 
 #include "profile/profile.h"
 #include "runtimes/java_attach.h"
+#include "runtimes/runtime.h"
 
 struct java_opts {
 	unsigned frequency;		/* samples per second of CPU time per thread */
