@@ -58,6 +58,12 @@ struct java_session *java_session__start(const struct java_opts *opts);
  * always started by an exec). Thread-safe, cheap; accepts NULL. */
 void java_session__note_exec(struct java_session *s, pid_t pid);
 
+/* Process pid has mapped a JVM library (libjvm.so: a launcher of any name, a JVM
+ * embedded through JNI): the background thread looks at it at once rather than at its
+ * next poll, and retries it quickly while it starts, so that a short-lived JVM is
+ * attached early in its life. Thread-safe, cheap; accepts NULL. */
+void java_session__note_seen(struct java_session *s, pid_t pid);
+
 /* Ends the period: asks every attached agent for its stacks (and, when final, to stop
  * sampling), waits for them at most 2 s, and replaces the previous results. JVMs that
  * exited during the period give what they last wrote when it is still readable.

@@ -38,6 +38,11 @@ static void java_exec(struct runtime_collector *c, pid_t pid)
 	java_session__note_exec(c->js, pid);
 }
 
+static void java_seen(struct runtime_collector *c, pid_t pid)
+{
+	java_session__note_seen(c->js, pid);
+}
+
 static bool java_covers(struct runtime_collector *c, pid_t pid)
 {
 	return java_session__attached(c->js, pid);
@@ -85,8 +90,10 @@ static void java_stop(struct runtime_collector *c)
 const struct runtime_ops java_runtime = {
 	.name = "java",
 	.merge = RUNTIME_REPLACE,
+	.likely = jvm__is_jvm_lib,
 	.start = java_start,
 	.exec = java_exec,
+	.seen = java_seen,
 	.covers = java_covers,
 	.collect = java_collect,
 	.header = java_header,
