@@ -1,7 +1,10 @@
 /* The agent's sampling loop: one sampler, one process table, one symbolizer (and, in
- * dwarf/smart mode, one unwinder) that live across back-to-back sessions. Each session
- * counts raw stacks; session__flush() symbolizes them into a struct profile carrying the
- * .col header (SPEC §2) and starts the next session. Not thread-safe: one thread runs it. */
+ * dwarf/smart mode, one unwinder) and the runtimes (agent/runtime_set.h) that live across
+ * back-to-back sessions. The sampler's records go through the per-sample stage
+ * (agent/sample_path.h), which counts raw stacks; session__flush() drains the sampler and
+ * runs the flush stage (agent/flush.h), which turns them into a struct profile carrying
+ * the .col header (SPEC §2), and starts the next session. Not thread-safe: one thread
+ * runs it. */
 #ifndef KILN_AGENT_SESSION_H
 #define KILN_AGENT_SESSION_H
 
