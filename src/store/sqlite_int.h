@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "store/rows.h"
+#include "store/sqlite.h"
 #include "store/store.h"
 #include "util/hashmap.h"
 
