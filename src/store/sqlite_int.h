@@ -26,6 +26,7 @@
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
 
 #define NR_LEVELS 3
 
