@@ -357,9 +357,12 @@ int pprof__parse(struct profile *p, const void *data, size_t len, const char *sa
 		data = raw.buf;
 		len = raw.len;
 	}
-	pr = perftools__profiles__profile__unpack(NULL, len, data);
+	/* Zero bytes would decode as an empty message, which no pprof writer produces (its
+	 * string table starts with ""): the upload or file is truncated or missing. */
+	pr = len ? perftools__profiles__profile__unpack(NULL, len, data) : NULL;
 	if (!pr) {
-		errmsg(err, errlen, "not a pprof profile: protobuf decoding failed");
+		errmsg(err, errlen, "not a pprof profile: %s",
+		       len ? "protobuf decoding failed" : "empty input");
 		profile__free(r.p);
 		strbuf_release(&raw);
 		return -EINVAL;

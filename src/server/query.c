@@ -259,23 +259,25 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 	return ret;
 }
 
-/* Rounds a range out to the store's 10 s resolution, so that requests a few seconds apart
- * ("now-1h" reloaded) are the same query and can share a cached result. */
-static int64_t ceil_step(int64_t t)
+/* Rounds a range out to the store's resolution (a step), so that requests a few seconds
+ * apart ("now-1h" reloaded) are the same query and can share a cached result. */
+static int64_t ceil_step(int64_t t, int64_t step)
 {
-	int64_t r = t % STORE_RAW_STEP;
+	int64_t r = t % step;
 
 	if (r < 0)
-		r += STORE_RAW_STEP;
-	return !r || t > INT64_MAX - STORE_RAW_STEP ? t : t + (STORE_RAW_STEP - r);
+		r += step;
+	return !r || t > INT64_MAX - step ? t : t + (step - r);
 }
 
-static void round_range(int64_t *from, int64_t *until)
+static void round_range(const struct store *s, int64_t *from, int64_t *until)
 {
-	*from = ceil_step(*from);
-	*until = ceil_step(*until);
+	int64_t step = store__resolution(s) > 0 ? store__resolution(s) : 1;
+
+	*from = ceil_step(*from, step);
+	*until = ceil_step(*until, step);
 	if (*until <= *from)
-		*until = *from <= INT64_MAX - STORE_RAW_STEP ? *from + STORE_RAW_STEP : INT64_MAX;
+		*until = *from <= INT64_MAX - step ? *from + step : INT64_MAX;
 }
 
 void query__render(struct request *r, struct response *resp)
@@ -303,7 +305,7 @@ void query__render(struct request *r, struct response *resp)
 	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true) ||
 	    parse_max_nodes(r, resp, &max_nodes))
 		goto out;
-	round_range(&from, &until);
+	round_range(r->srv->store, &from, &until);
 	if (format && *format && strcmp(format, "json")) {
 		p = profile__new();
 		pthread_mutex_lock(&r->srv->lock);
@@ -372,8 +374,8 @@ void query__render_diff(struct request *r, struct response *resp)
 	    parse_query(r, resp, "rightQuery", "rightFrom", "rightUntil", &rq, &rf, &ru, true) ||
 	    parse_max_nodes(r, resp, &max_nodes))
 		goto out;
-	round_range(&lf, &lu);
-	round_range(&rf, &ru);
+	round_range(r->srv->store, &lf, &lu);
+	round_range(r->srv->store, &rf, &ru);
 	if (format && !strcmp(format, "html")) {
 		struct profile *lp = profile__new(), *rp = profile__new();
 		pthread_mutex_lock(&r->srv->lock);

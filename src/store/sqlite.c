@@ -273,14 +273,16 @@ static const struct store_ops sqlite_ops = {
 	.close = sq_close,
 };
 
-struct store *sqlite_store__open(const char *path, const struct store_options *opts,
-				 char *err, size_t errlen)
+/* Opens (creating) the database file path. */
+static struct store *sq_open(const char *path, const struct store_options *opts, char *err,
+			     size_t errlen)
 {
 	struct sqlite_store *s = xcalloc(1, sizeof(*s));
 	int rc;
 
 	s->base.ops = &sqlite_ops;
 	s->base.generation = 1;
+	s->base.resolution = STORE_RAW_STEP;
 	if (opts)
 		s->base.opts = *opts;
 	s->path = xstrdup(path);
@@ -326,6 +328,25 @@ fail:
 	sq_close(&s->base);
 	return NULL;
 }
+
+/* The database of a data directory. */
+static struct store *sq_open_dir(const char *dir, const struct store_options *opts,
+				 char *err, size_t errlen)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct store *s;
+
+	strbuf_addf(&path, "%s/kiln.db", dir);
+	s = sq_open(path.buf, opts, err, errlen);
+	strbuf_release(&path);
+	return s;
+}
+
+const struct store_backend sqlite_store_backend = {
+	.scheme = "sqlite",
+	.open = sq_open,
+	.open_dir = sq_open_dir,
+};
 
 static void sq_close(struct store *st)
 {

@@ -23,8 +23,10 @@
 #include <sqlite3.h>
 
 #include "store/rows.h"
+#include "store/sqlite.h"
 #include "store/store.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
 
 #define NR_LEVELS 3
 

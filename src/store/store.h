@@ -1,18 +1,28 @@
 /* The profile store: where `kiln serve` keeps every uploaded profile, and how it answers
- * queries. A backend implements struct store_ops; the SQLite one lives in store/sqlite.c,
- * a ClickHouse one is a new file that fills the same table.
+ * queries. This header is the contract every backend keeps; a backend implements struct
+ * store_ops and exports one struct store_backend, and store__open picks it by the
+ * location's scheme (store/store.c holds the table). Today: SQLite (store/sqlite.h).
  *
  * Data model (after Pyroscope and gProfiler's studio):
  *   - a service ("app.cpu", or a gProfiler service name) owns series;
  *   - a series is a label set (host, container, process, any Pyroscope label), sorted by
  *     name, unique per service;
  *   - a sample row is (series, time bucket, stack, count); stacks and frame names are
- *     stored once and referenced by id;
- *   - rows are kept at three resolutions (10 s raw, 1 h, 1 d) so that a week's query reads
- *     hour and day rows; retention removes raw rows first, rollups later.
- * Times are unix seconds, ranges are half-open [from, until).
+ *     stored once and referenced by id.
+ * Times are unix seconds, ranges are half-open [from, until): a query returns the samples
+ * stored with from <= time < until, merged over every series that matches.
  *
- * A store is not thread-safe: the server serializes calls with one mutex. */
+ * What every backend guarantees:
+ *   - durability: when store__put returns 0 (the server then answers 2xx), the upload is
+ *     stored and survives a crash of the server and of the machine;
+ *   - a query sees every put that returned before it started, and nothing of a put that
+ *     failed;
+ *   - time is kept at the store's resolution (store__resolution) or coarser for old data:
+ *     a range is answered exactly when its bounds are multiples of the resolution.
+ * What each backend says for itself (in its header): the resolutions it keeps and when it
+ * coarsens, how retention removes data, and whether its calls may come from several
+ * threads at once. A caller that does not know the backend serializes every call (the
+ * server holds one mutex around each). */
 #ifndef KILN_STORE_STORE_H
 #define KILN_STORE_STORE_H
 
@@ -23,10 +33,6 @@
 
 #include "profile/profile.h"
 
-/* Resolutions of the stored rows, in seconds. */
-#define STORE_RAW_STEP  10
-#define STORE_HOUR_STEP 3600
-#define STORE_DAY_STEP  86400
 /* Frames of a stack beyond this depth are not stored (the stack is cut there). */
 #define STORE_MAX_DEPTH 4096
 
@@ -131,7 +137,9 @@ void store_tree_init(struct store_tree *t);
 void store_tree_release(struct store_tree *t);
 
 struct store_options {
-	int retention_days;	/* raw rows; hour rows keep 4x, day rows 16x. 0: forever */
+	/* Data older than this many days may be removed by store__retain (how, and whether
+	 * coarser data is kept longer, is the backend's: see its header). 0: keep forever. */
+	int retention_days;
 };
 
 struct store;
@@ -161,14 +169,33 @@ struct store {
 	const struct store_ops *ops;
 	struct store_options opts;
 	uint64_t generation;	/* bumped by every put and retain: see store__generation */
+	int64_t resolution;	/* finest time step kept, seconds (> 0): see store__resolution */
 };
 
-/* Opens the store at location: a directory (SQLite database `kiln.db` inside, created
- * when missing) or `sqlite:PATH`. Returns NULL with a message in err. */
+/* A backend as store__open knows it: one entry of the table in store/store.c. */
+struct store_backend {
+	const char *scheme;	/* locations "SCHEME:REST" are this backend's (any case) */
+	/* Opens the store named by REST, the location's text after "SCHEME:". Returns a
+	 * store whose base (ops, opts, generation 1, resolution) is filled in, or NULL with
+	 * a message in err. */
+	struct store *(*open)(const char *rest, const struct store_options *opts, char *err,
+			      size_t errlen);
+	/* Opens the store kept in the existing directory dir, for a location without a
+	 * scheme; NULL when the backend keeps no stores in directories. */
+	struct store *(*open_dir)(const char *dir, const struct store_options *opts, char *err,
+				  size_t errlen);
+};
+
+/* Opens the store at location: "SCHEME:REST" where SCHEME names a backend ("sqlite:PATH"),
+ * or else a plain directory (created when missing), which the first backend of the table
+ * that keeps stores in directories opens (SQLite: DIR/kiln.db). A location with "://"
+ * whose scheme is no backend's ("clickhouse://h:9000/db" today) fails with a message that
+ * names the known schemes. Returns NULL with a message in err. */
 struct store *store__open(const char *location, const struct store_options *opts, char *err,
 			  size_t errlen);
-struct store *sqlite_store__open(const char *path, const struct store_options *opts,
-				 char *err, size_t errlen);
+/* The finest time step the store keeps, in seconds: queries whose bounds are multiples of
+ * it are answered exactly, so a caller may round ranges to it (e.g. to share a cache). */
+int64_t store__resolution(const struct store *s);
 /* Closes the store, committing nothing that is not already committed. Accepts NULL. */
 void store__close(struct store *s);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,6 +300,69 @@ static void test_select_tree(void **state)
 	store__close(s);
 }
 
+/* store__open picks the backend by scheme: unknown schemes fail, naming the known ones,
+ * and leave nothing on disk; sqlite:PATH and plain directories open SQLite. */
+static void test_open_by_scheme(void **state)
+{
+	static const char *const unknown[][2] = {
+		{ "foo://x", "'foo'" },
+		{ "clickhouse://h:9000/db", "'clickhouse'" },
+		{ "ClickHouse://h/db", "'ClickHouse'" },
+	};
+	struct strbuf loc = STRBUF_INIT;
+	char err[256], cwd[4096];
+	struct stat st;
+	struct store *s;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		err[0] = 0;
+		assert_null(store__open(unknown[i][0], NULL, err, sizeof(err)));
+		assert_non_null(strstr(err, "unknown storage scheme"));
+		assert_non_null(strstr(err, unknown[i][1]));
+		assert_non_null(strstr(err, "(known: sqlite)"));
+		assert_non_null(strstr(err, unknown[i][0]));
+	}
+	/* nothing was created for them: neither "foo:" nor "clickhouse:" */
+	assert_int_equal(stat("foo:", &st), -1);
+	assert_int_equal(stat("clickhouse:", &st), -1);
+	/* an empty location is an error, not the current directory */
+	assert_null(store__open("", NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "empty"));
+	/* a name with a colon but no "//" is a directory, as before schemes existed */
+	s = store__open("foo:bar", NULL, err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	store__close(s);
+	assert_int_equal(stat("foo:bar/kiln.db", &st), 0);
+	assert_int_equal(chdir(cwd), 0);
+
+	/* sqlite:PATH is the database file PATH, in any case of the scheme */
+	strbuf_addf(&loc, "SQLite:%s/own.db", dir);
+	s = store__open(loc.buf, NULL, err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	assert_int_equal(store__resolution(s), 10);
+	assert_int_equal(store__generation(s), 1);
+	store__close(s);
+	strbuf_reset(&loc);
+	strbuf_addf(&loc, "%s/own.db", dir);
+	assert_int_equal(stat(loc.buf, &st), 0);
+
+	/* a plain directory is created with its parents and holds kiln.db */
+	strbuf_reset(&loc);
+	strbuf_addf(&loc, "%s/a/b", dir);
+	s = store__open(loc.buf, NULL, err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	assert_int_equal(store__resolution(s), 10);
+	store__close(s);
+	strbuf_addstr(&loc, "/kiln.db");
+	assert_int_equal(stat(loc.buf, &st), 0);
+	strbuf_release(&loc);
+}
+
 static int setup(void **state)
 {
 	memcpy(dir, "/tmp/kiln-test-store.XXXXXX", sizeof(dir));
@@ -320,6 +384,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_put_select_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_frees_space, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_by_scheme, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
