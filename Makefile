@@ -3,12 +3,13 @@
 #   make run        install deps, build, profile this machine
 #   make test       install deps, build, run unit tests (ASan/UBSan) and end-to-end tests
 #   make unit       unit tests only;  make e2e [E2E=pattern]  end-to-end tests only
+#   make bpf        BPF programs and their skeletons only (needs clang and bpftool)
 
 CC      ?= cc
 V       ?= 0
 Q       := $(if $(filter 1,$(V)),,@)
 BUILD   := build
-PKGS    := libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash
+PKGS    := libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -76,6 +77,38 @@ $(BUILD)/obj/assets.o: $(BUILD)/gen/assets.S
 $(BUILD)/san/assets.o: $(BUILD)/gen/assets.S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -c -o $@ $<
+
+# BPF programs: src/D/N.bpf.c is compiled by clang for the BPF target against the running
+# kernel's types (build/gen/vmlinux.h, dumped from its BTF by bpftool) into
+# build/gen/D/N.bpf.o, which bpftool wraps into the libbpf skeleton build/gen/D/N.skel.h
+# (struct N_bpf, N_bpf__open/load/attach/destroy; include it as "D/N.skel.h"). They are not
+# part of libkiln: a target that includes a skeleton lists it as a prerequisite.
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+BPF_SRCS := $(sort $(shell find src -name '*.bpf.c'))
+BPF_SKELS := $(BPF_SRCS:src/%.bpf.c=$(BUILD)/gen/%.skel.h)
+.SECONDARY: $(BPF_SRCS:src/%.bpf.c=$(BUILD)/gen/%.bpf.o)
+.PHONY: bpf
+bpf: $(BPF_SKELS)
+need-tool = command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' not found: building $@ needs it ($(2), see scripts/deps/build.txt)" >&2; exit 1; }
+
+$(BUILD)/gen/vmlinux.h:
+	@$(call need-tool,$(BPFTOOL),bpftool)
+	@test -r /sys/kernel/btf/vmlinux || { echo "error: '/sys/kernel/btf/vmlinux' is not readable: building $@ needs a kernel with BTF (CONFIG_DEBUG_INFO_BTF=y)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/%.bpf.o: src/%.bpf.c $(BUILD)/gen/vmlinux.h
+	@$(call need-tool,$(CLANG),clang)
+	@mkdir -p $(dir $@)
+	@echo "  BPF     $<"
+	$(Q)$(CLANG) -target bpf -g -O2 -Wall -Werror -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/gen -MMD -MP -c -o $@ $<
+$(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
+	@$(call need-tool,$(BPFTOOL),bpftool)
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/tests/test_bpf_probe: $(BUILD)/gen/bpf/probe.skel.h
 
 # The JVMTI agent is a separate shared library loaded into target JVMs.
 $(BUILD)/libkiln-jvm.so: $(wildcard src/jvm/*.c src/jvm/*.h)
