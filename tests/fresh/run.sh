@@ -171,8 +171,9 @@ phase unit $(( $(stamp) - t0 ))
 t0=$(stamp)
 inside e2e make e2e E2E="${FRESH_E2E:-}" || failed=1
 phase e2e $(( $(stamp) - t0 ))
-grep -B2 -A40 '^FAILED:\|^\[  FAILED  \]' "$logs/unit.log" | head -n 80 || true
-grep -A40 '^FAIL ' "$logs/e2e.log" | head -n 120 || true
+# what failed, with cmocka's and run-e2e.sh's own lines on it
+grep -E '^\[  (FAILED|ERROR) |^\[   LINE|^FAILED:' "$logs/unit.log" | head -n 60 || true
+awk '/^FAIL / { p = 1; print; next } p && /^    \|/ { print; next } { p = 0 }' "$logs/e2e.log" | head -n 120
 
 read -r up uf < <(sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$logs/unit.log")
 read -r ep ef es < <(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped/\1 \2 \3/p' "$logs/e2e.log")
