@@ -33,6 +33,7 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/de
 # From nothing: these goals install the Debian packages first, then run again as a sub-make,
 # whose PKG_CFLAGS and PKG_LIBS are read once pkg-config and the -dev packages are there.
 ifndef KILN_DEPS_DONE
+.NOTPARALLEL:	# one sub-make at a time (`make -j2 unit e2e`); each one still builds with -j
 all run test unit e2e: deps
 	$(Q)$(MAKE) --no-print-directory KILN_DEPS_DONE=1 $@
 else
