@@ -1,5 +1,5 @@
 # kiln — one non-recursive Makefile. Quiet unless V=1.
-#   make            build build/kiln (and build/libkiln-jvm.so when a JDK is present)
+#   make            install deps, build build/kiln (and build/libkiln-jvm.so when a JDK is present)
 #   make run        install deps, build, profile this machine
 #   make test       install deps, build, run unit tests (ASan/UBSan) and end-to-end tests
 #   make unit       unit tests only;  make e2e [E2E=pattern]  end-to-end tests only
@@ -31,7 +31,15 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
 
 .PHONY: all run test unit e2e deps clean bench
+# From nothing: these goals install the Debian packages first, then run again as a sub-make,
+# whose PKG_CFLAGS and PKG_LIBS are read once pkg-config and the -dev packages are there.
+ifndef KILN_DEPS_DONE
+.NOTPARALLEL:	# one sub-make at a time (`make -j2 unit e2e`); each one still builds with -j
+all run test unit e2e: deps
+	$(Q)$(MAKE) --no-print-directory KILN_DEPS_DONE=1 $@
+else
 all: $(BUILD)/kiln $(if $(wildcard src/jvm/*.c),$(BUILD)/libkiln-jvm.so)
+endif
 
 deps:
 	$(Q)./scripts/install-deps.sh
@@ -122,19 +130,22 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkiln-san.a
 	@echo "  CC-TEST $<"
 	$(Q)$(CC) -O1 $(SAN) $(CFLAGS_COMMON) -Itests/unit -o $@ $< $(BUILD)/libkiln-san.a $(LDLIBS) -lcmocka
 
-run: deps all
+ifdef KILN_DEPS_DONE
+run: all
 	$(Q)./scripts/run.sh
 
-unit: deps $(UNIT_BINS)
+unit: $(UNIT_BINS)
 	$(Q)./tests/run-unit.sh $(UNIT_BINS)
 
-e2e: deps all
+e2e: all
 	$(Q)./tests/run-e2e.sh $(E2E)
 
-test: deps all $(UNIT_BINS)
+test: all $(UNIT_BINS)
 	$(Q)./tests/run-all.sh $(UNIT_BINS)
+endif
 
+# --one-file-system: never into what a tests/fresh/run.sh chroot (build/fresh) has mounted
 clean:
-	rm -rf $(BUILD)
+	rm -rf --one-file-system $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/fresh -prune -o -name '*.d' -type f -print 2>/dev/null)
