@@ -32,26 +32,6 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 	return ret;
 }
 
-/* True when every stack starts with gProfiler's prefix (a numeric metadata index, the
- * container, the process) and has at least one frame below it. */
-static bool has_col_prefix(const struct profile *p)
-{
-	size_t n = profile__nr_stacks(p);
-
-	if (!n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		struct profile_stack s = profile__stack(p, i);
-		const char *idx;
-		if (s.depth < COL_PREFIX_FRAMES)
-			return false;
-		idx = profile__name(p, s.frames[0]);
-		if (!*idx || strspn(idx, "0123456789") != strlen(idx))
-			return false;
-	}
-	return true;
-}
-
 /* The sampling frequency from a .col header: kiln's "frequency", gProfiler's
  * "sampling_frequency" at the top or in "metadata". 0 when unknown. */
 static uint32_t col_frequency(json_t *meta)
@@ -66,28 +46,31 @@ static uint32_t col_frequency(json_t *meta)
 	return f > 0 && f < 1000000 ? (uint32_t)f : 0;
 }
 
-/* Splits a .col profile into series per (container, process) and stores it. */
+/* Splits a .col profile into series per (container, process) and stores it, the process
+ * name kept as the root frame, as gProfiler's studio does. */
 static int put_col(struct request *r, struct response *resp, const char *service,
-		   const char *host, int64_t from, int64_t until, struct profile *p)
+		   const char *host, int64_t from, int64_t until, struct profile *col)
 {
+	struct profile *p = col__split_prefix(col, true);
 	size_t nr_stacks = profile__nr_stacks(p), nr_series = 0;
 	uint32_t *stack_series = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*stack_series));
 	struct labels *series = NULL;
 	struct hashmap *ids = hashmap__new();
 	struct strbuf key = STRBUF_INIT;
-	bool prefix = has_col_prefix(p);
 	int ret;
 
 	for (size_t i = 0; i < nr_stacks || (!nr_stacks && !nr_series); i++) {
-		const char *container = "", *process = NULL;
+		const char *container = NULL, *process = NULL;
 		bool created;
 		void **slot;
 
-		if (prefix) {
+		if (nr_stacks) {
 			struct profile_stack s = profile__stack(p, i);
-			container = profile__name(p, s.frames[1]);
-			process = profile__name(p, s.frames[2]);
+			container = profile__label(p, s.labels, COL_LABEL_CONTAINER);
+			process = profile__label(p, s.labels, COL_LABEL_PROCESS);
 		}
+		if (!container)
+			container = "";
 		strbuf_reset(&key);
 		strbuf_addf(&key, "%s%c%s", container, 0, process ? process : "");
 		slot = hashmap__insert(ids, key.buf, key.len, &created);
@@ -110,8 +93,6 @@ static int put_col(struct request *r, struct response *resp, const char *service
 	struct store_put put = {
 		.service = service, .from = from, .until = until, .profile = p,
 		.series = series, .nr_series = nr_series, .stack_series = stack_series,
-		/* keep the process name as the root frame, as gProfiler's studio does */
-		.skip = prefix ? COL_PREFIX_FRAMES - 1 : 0,
 		.units = "samples", .spy_name = "kiln",
 		.sample_rate = col_frequency(profile__meta(p)),
 	};
@@ -122,6 +103,7 @@ static int put_col(struct request *r, struct response *resp, const char *service
 	free(stack_series);
 	hashmap__free(ids);
 	strbuf_release(&key);
+	profile__free(p);
 	return ret;
 }
 

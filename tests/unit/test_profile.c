@@ -199,6 +199,68 @@ static void test_col_round_trip(void **state)
 	profile__free(q);
 }
 
+/* Labels become gProfiler's prefix when written with the header (not in folded text),
+ * names and labels escaped on the way out; col__split_prefix reads the prefix back into
+ * labels, the process kept as the root frame when asked. */
+static void test_col_labels_prefix(void **state)
+{
+	struct profile *p = profile__new(), *q = profile__new(), *r, *k;
+	const struct profile_label web[] = { { "process", "py;thon" }, { "container", "web" } };
+	const struct profile_label bare[] = { { "process", "" } };
+	uint32_t f[2] = { profile__intern_str(p, "main"), profile__intern_str(p, "a;b\tc") };
+	char err[128] = "", *out = NULL;
+	size_t outlen = 0;
+	FILE *fp;
+
+	profile__add_labeled(p, f, 2, profile__labelset(p, web, 2), 3);
+	profile__add_labeled(p, f, 1, profile__labelset(p, bare, 1), 2);
+	profile__add(p, f, 1, 1);	/* no process label: frames verbatim */
+	fp = open_memstream(&out, &outlen);
+	assert_int_equal(col__write(fp, p, true), 0);
+	fclose(fp);
+	assert_string_equal(out, "# {}\n0;web;py|thon;main;a|b c 3\n0;;;main 2\nmain 1\n");
+	free(out);
+	fp = open_memstream(&out, &outlen);
+	assert_int_equal(col__write(fp, p, false), 0);
+	fclose(fp);
+	assert_string_equal(out, "main;a|b c 3\nmain 2\nmain 1\n");
+	free(out);
+
+	static const char text[] = "# {\"frequency\": 11}\n0;web;py;main;work 5\n0;;java;run 4\n";
+	assert_int_equal(col__parse(q, text, strlen(text), err, sizeof(err)), 0);
+	assert_true(col__has_prefix(q));
+	r = col__split_prefix(q, false);
+	k = col__split_prefix(q, true);
+	assert_int_equal(profile__nr_stacks(r), 2);
+	assert_int_equal(profile__total(r), 9);
+	struct profile_stack s = profile__stack(r, 0);
+	assert_int_equal(s.depth, 2);
+	assert_string_equal(profile__name(r, s.frames[0]), "main");
+	assert_string_equal(profile__label(r, s.labels, COL_LABEL_CONTAINER), "web");
+	assert_string_equal(profile__label(r, s.labels, COL_LABEL_PROCESS), "py");
+	s = profile__stack(r, 1);
+	assert_null(profile__label(r, s.labels, COL_LABEL_CONTAINER));
+	assert_string_equal(profile__label(r, s.labels, COL_LABEL_PROCESS), "java");
+	assert_int_equal(json_integer_value(json_object_get(profile__meta(r), "frequency")), 11);
+	s = profile__stack(k, 0);
+	assert_int_equal(s.depth, 3);
+	assert_string_equal(profile__name(k, s.frames[0]), "py");
+	/* written again: the same bytes */
+	fp = open_memstream(&out, &outlen);
+	assert_int_equal(col__write(fp, r, true), 0);
+	fclose(fp);
+	assert_string_equal(out, "# {\"frequency\":11}\n0;web;py;main;work 5\n0;;java;run 4\n");
+	free(out);
+	/* one stack without the prefix: nothing is split */
+	col__add_stack(q, "main", 4, 1);
+	assert_false(col__has_prefix(q));
+	profile__free(r);
+	r = col__split_prefix(q, false);
+	assert_int_equal(profile__stack(r, 0).depth, 5);
+	assert_int_equal(profile__stack(r, 0).labels, 0);
+	profile__free(p), profile__free(q), profile__free(r), profile__free(k);
+}
+
 static void test_col_rejects_bad_lines(void **state)
 {
 	static const char *const bad[] = {
@@ -270,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_merge_types_and_labels),
 		cmocka_unit_test(test_col_round_trip),
+		cmocka_unit_test(test_col_labels_prefix),
 		cmocka_unit_test(test_col_rejects_bad_lines),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_hashmap_grow_remove),
