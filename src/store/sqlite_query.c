@@ -70,8 +70,9 @@ static size_t cut_range(const struct sqlite_store *s, int64_t from, int64_t unti
 }
 
 /* Marks the matching series of a service: wanted[series id] = 1. */
-static uint8_t *match_series(struct sqlite_store *s, int64_t service, const struct store_query *q,
-			     int64_t from, int64_t until, int64_t *max_id)
+static uint8_t *match_series(struct sqlite_store *s, const struct sq_service *svc,
+			     const struct store_query *q, int64_t from, int64_t until,
+			     int64_t *max_id)
 {
 	int64_t top = 0;
 	uint8_t *wanted;
@@ -82,8 +83,8 @@ static uint8_t *match_series(struct sqlite_store *s, int64_t service, const stru
 	wanted = xcalloc((size_t)top + 1, 1);
 	for (size_t i = 0; i < s->nr_series; i++) {
 		const struct sq_series *v = &s->series[i];
-		if (v->service == service && v->last_seen >= from && v->first_seen < until &&
-		    store_query__matches(q, &v->labels))
+		if (v->service == svc->id && v->last_seen >= from && v->first_seen < until &&
+		    sq__type_matches(svc, v, q) && store_query__matches(q, &v->labels))
 			wanted[v->id] = 1;
 	}
 	*max_id = top;
@@ -172,7 +173,7 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 	if (sqlite3_prepare_v2(s->db, "SELECT series, data FROM samples WHERE level = ? AND"
 			       " service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
 		return sq__error(s, 0, "prepare select", err, errlen);
-	wanted = match_series(s, svc->id, q, from, until, &max_id);
+	wanted = match_series(s, svc, q, from, until, &max_id);
 	a->nr_nodes = s->nr_nodes;
 	a->counts = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*a->counts));
 	for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
@@ -364,7 +365,7 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 	if (sqlite3_prepare_v2(s->db, "SELECT series, bucket, total FROM samples WHERE level = ?"
 			       " AND service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
 		return sq__error(s, 0, "prepare series", err, errlen);
-	wanted = match_series(s, svc->id, q, out->start, until, &max_id);
+	wanted = match_series(s, svc, q, out->start, until, &max_id);
 	/* The chosen level below its watermark, finer levels above it. */
 	rc = SQLITE_DONE;
 	for (int64_t lo = out->start; level >= 0 && rc == SQLITE_DONE; level--) {
@@ -426,7 +427,8 @@ static int labels_common(struct sqlite_store *s, const struct store_query *q, co
 	for (size_t i = 0; i < s->nr_series; i++) {
 		const struct sq_series *v = &s->series[i];
 		if ((q->service && (!svc || v->service != svc->id)) || v->last_seen < from ||
-		    v->first_seen >= until || !store_query__matches(q, &v->labels))
+		    v->first_seen >= until || !sq__type_matches(svc, v, q) ||
+		    !store_query__matches(q, &v->labels))
 			continue;
 		for (size_t j = 0; j < v->labels.n; j++) {
 			const char *k = name ? (strcmp(v->labels.v[j].name, name) ? NULL

@@ -11,6 +11,7 @@
 
 #include "format/col.h"
 #include "profile/profile.h"
+#include "profile/ptype.h"
 #include "util/hashmap.h"
 #include "util/strbuf.h"
 
@@ -164,6 +165,46 @@ static void test_merge_types_and_labels(void **state)
 	assert_int_equal(profile__stack(dst, 1).values[2], 5);
 	assert_int_equal(profile__type_total(dst, 1), 21);
 	profile__free(heap), profile__free(cpu), profile__free(dst);
+}
+
+/* Profile type ids: Pyroscope's five fields from a profile's sample type and period, the
+ * legacy names' types, validation. */
+static void test_profile_type_ids(void **state)
+{
+	static const struct profile_type heap[] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" } };
+	struct profile *p = profile__new();
+	struct strbuf sb = STRBUF_INIT;
+	int rank_samples, rank_cpu;
+
+	ptype__id(&sb, p, 0, NULL);	/* no period: the sample type's own */
+	assert_string_equal(sb.buf, "process_cpu:samples:count:samples:count");
+	assert_int_equal(profile__set_types(p, heap, 2), 0);
+	profile__set_period(p, "space", "bytes", 524288);
+	strbuf_reset(&sb);
+	ptype__id(&sb, p, 1, NULL);
+	assert_string_equal(sb.buf, "memory:alloc_space:bytes:space:bytes");
+	strbuf_reset(&sb);
+	ptype__id(&sb, p, 0, "custom");
+	assert_string_equal(sb.buf, "custom:alloc_objects:count:space:bytes");
+	assert_string_equal(ptype__of_service("app.cpu"), PTYPE_CPU_SAMPLES);
+	assert_string_equal(ptype__of_service("checkout"), PTYPE_CPU_SAMPLES);
+	assert_string_equal(ptype__of_service("app.alloc_objects"), "memory:alloc_objects:count:space:bytes");
+	assert_string_equal(ptype__of_service("app.inuse_space"), "memory:inuse_space:bytes:space:bytes");
+	assert_string_equal(ptype__suffix("samples", &rank_samples), "cpu");
+	assert_string_equal(ptype__suffix("cpu", &rank_cpu), "cpu");
+	assert_true(rank_samples < rank_cpu);
+	assert_string_equal(ptype__suffix("space", NULL), "inuse_space");
+	assert_null(ptype__suffix("bogus", NULL));
+	assert_string_equal(ptype__units("alloc_space", "bytes"), "bytes");
+	assert_string_equal(ptype__units("inuse_objects", "count"), "objects");
+	assert_string_equal(ptype__units("cpu", "nanoseconds"), "samples");
+	assert_true(ptype__valid(PTYPE_CPU_SAMPLES));
+	assert_false(ptype__valid("cpu"));
+	assert_false(ptype__valid("a:b:c:d:"));
+	assert_false(ptype__valid("a:b:c:d:e:f"));
+	assert_false(ptype__valid("a:b c:c:d:e"));
+	strbuf_release(&sb);
+	profile__free(p);
 }
 
 static void test_col_round_trip(void **state)
@@ -331,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_sample_types),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_merge_types_and_labels),
+		cmocka_unit_test(test_profile_type_ids),
 		cmocka_unit_test(test_col_round_trip),
 		cmocka_unit_test(test_col_labels_prefix),
 		cmocka_unit_test(test_col_rejects_bad_lines),
