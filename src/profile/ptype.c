@@ -1,6 +1,7 @@
 #include "profile/ptype.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <string.h>
 
 /* Sample types with a legacy suffix, in order of preference (the first one a profile has
@@ -84,6 +85,33 @@ const char *ptype__units(const char *type, const char *unit)
 	if (strstr(type, "objects"))
 		return "objects";
 	return "samples";
+}
+
+int ptype__apply(struct profile *p, const char *id)
+{
+	char buf[5][65];
+	const char *f = id;
+	struct profile_type t;
+	int ret;
+
+	if (!ptype__valid(id))
+		return -EINVAL;
+	for (int i = 0; i < 5; i++) {
+		const char *e = strchr(f, ':');
+		size_t n = e ? (size_t)(e - f) : strlen(f);
+		if (n >= sizeof(buf[i]))
+			return -EINVAL;
+		memcpy(buf[i], f, n);
+		buf[i][n] = '\0';
+		f = e ? e + 1 : f + n;
+	}
+	if (!strcmp(buf[1], "samples") && !strcmp(buf[2], "count"))
+		return 0;
+	t = (struct profile_type){ buf[1], buf[2] };
+	ret = profile__set_types(p, &t, 1);
+	if (!ret)
+		profile__set_period(p, buf[3], buf[4], 0);
+	return ret;
 }
 
 bool ptype__valid_name(const char *s)

@@ -43,6 +43,12 @@ const char *ptype__of_service(const char *service);
  * time and goroutines too, as kiln has always said). */
 const char *ptype__units(const char *type, const char *unit);
 
+/* Makes the empty profile p one of type id: its sample type and its period's type and
+ * unit (value 0: an id has no period value). Ids of "samples"/"count" leave p as it is
+ * (collapsed stacks' default). Returns 0, -EINVAL for a malformed id, -EBUSY when p has
+ * stacks. */
+int ptype__apply(struct profile *p, const char *id);
+
 /* True when s can be the name part of an id: a non-empty [A-Za-z0-9_.-]{1,64}. */
 bool ptype__valid_name(const char *s);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/ptype.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -204,9 +205,13 @@ int sq__select(struct store *st, const struct store_query *q, int64_t from, int6
 	       struct profile *out, char *err, size_t errlen)
 {
 	struct sqlite_store *s = (struct sqlite_store *)st;
+	const struct sq_service *svc = sq__find_service(s, q->service);
 	struct acc a = { 0 };
 	int ret = gather(s, q, from, until, &a, err, errlen);
 
+	if (!ret && svc && !profile__nr_stacks(out))	/* say what the values are */
+		ptype__apply(out, q->profile_type ? q->profile_type : svc->profile_type ?
+			     svc->profile_type : ptype__of_service(svc->name));
 	if (!ret && a.counts)
 		build_profile(s, &a, out);
 	free(a.counts);

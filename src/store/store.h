@@ -182,7 +182,8 @@ void store__close(struct store *s);
 /* Stores one upload atomically: when this returns 0 the data survives a crash. */
 int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen);
 /* Adds to out the merged stacks of every series of q's service matching q, whose rows lie
- * in [from, until). Returns 0 (also when nothing matched), or a negative errno. */
+ * in [from, until); an empty out takes the sample type of the type selected (see
+ * ptype__apply). Returns 0 (also when nothing matched), or a negative errno. */
 int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		  struct profile *out, char *err, size_t errlen);
 /* Like store__select, but fills out (initialized, empty) with the merged stacks as a call

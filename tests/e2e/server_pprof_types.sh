@@ -51,6 +51,14 @@ for type in alloc_objects alloc_space inuse_objects inuse_space; do
 	[ "$want" -gt 0 ] && [ "$by_name" = "$want" ] && [ "$by_type" = "$want" ] ||
 		fail "$type: go tool pprof says $want, kiln $by_name by name, $by_type by type"
 done
+# the pprof export says what its values are
+curl -sf -o "$T/alloc.pb.gz" "${URL}render?query=goapp.alloc_space&from=now-1h&until=now&format=pprof" ||
+	fail "pprof export failed"
+want=$(awk '$1 == "alloc_space" { print $2 }' "$T/heap.totals")
+[ "$(totals "$T/alloc.pb.gz" | tr '\n' ' ')" = "alloc_space $want " ] ||
+	fail "pprof export of alloc_space: $(totals "$T/alloc.pb.gz")"
+go tool pprof -raw "$T/alloc.pb.gz" 2>/dev/null | grep -q '^alloc_space/bytes$' ||
+	fail "pprof export does not say alloc_space/bytes"
 grep -q '"name":"goapp.alloc_space","spyName":"[^"]*","units":"bytes"' "$T/apps.json" ||
 	grep -q '"name":"goapp.alloc_space".*"units":"bytes"' "$T/apps.json" ||
 	fail "alloc_space units are not bytes: $(cat "$T/apps.json")"
@@ -65,6 +73,33 @@ ns=$(awk '$1 == "cpu" { print $2 }' "$T/cpu.totals")
 	fail "the cpu type does not give $ns ns"
 curl -sf "${URL}pyroscope/render?query=goapp.cpu&from=now-1h&until=now" |
 	grep -q "\"numTicks\":$samples[,}]" || fail "flamebearer of goapp.cpu is not $samples ticks"
+# the Connect push API: the __name__ label names the types
+python3 - "$T/heap.pprof" >"$T/push.bin" <<'PY'
+import sys
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7f, n >> 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+def field(num, data):
+    return varint(num << 3 | 2) + varint(len(data)) + data
+def label(k, v):
+    return field(1, field(1, k.encode()) + field(2, v.encode()))
+series = (label("__name__", "memory") + label("service_name", "connectapp") +
+          label("pod", "web-1") + field(2, field(1, open(sys.argv[1], "rb").read())))
+sys.stdout.buffer.write(field(1, series))
+PY
+curl -sf -o /dev/null -X POST -H 'Content-Type: application/proto' --data-binary @"$T/push.bin" \
+	"${URL}push.v1.PusherService/Push" || fail "Connect push of the heap profile failed"
+for type in alloc_space inuse_objects; do
+	want=$(awk -v t="$type" '$1 == t { print $2 }' "$T/heap.totals")
+	unit=$(case $type in *space) echo bytes ;; *) echo count ;; esac)
+	got=$(render_sum "query=connectapp%7Bpod%3D%22web-1%22%7D&profile_type=memory:$type:$unit:space:bytes")
+	[ "$got" = "$want" ] || fail "Connect push, $type: go tool pprof says $want, kiln $got"
+done
+
 # a type no series has: nothing; a malformed one: 400
 [ "$(render_sum "query=goapp.cpu&profile_type=wall:wall:nanoseconds:wall:nanoseconds")" = 0 ] ||
 	fail "an absent type returned samples"
