@@ -499,6 +499,8 @@ static void fill_header(struct session *s, struct profile *p, json_t *containers
 	json_object_set_new(h, "kernel_version", json_string(un.version));
 	json_object_set_new(h, "cpu_count", json_integer(sampler__nr_cpus(s->sampler)));
 	json_object_set_new(h, "frequency", json_integer(s->cfg.freq));
+	/* what a sample stands for: samples/count (the default type), cpu time per sample */
+	profile__set_period(p, "cpu", "nanoseconds", s->cfg.freq ? (1000000000 + s->cfg.freq / 2) / s->cfg.freq : 0);
 	json_object_set_new(h, "perf_mode", json_string(perf_mode__name(s->mode)));
 	json_object_set_new(h, "agent_version", json_string(KILN_VERSION));
 	json_object_set_new(h, "samples", json_integer((json_int_t)stacks__samples(s->stacks)));

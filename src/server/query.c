@@ -10,6 +10,7 @@
 #include "format/col.h"
 #include "format/html.h"
 #include "format/pprof.h"
+#include "profile/ptype.h"
 #include "server/cache.h"
 #include "server/flamebearer.h"
 #include "server/selector.h"
@@ -17,6 +18,36 @@
 
 #define DEFAULT_MAX_NODES 8192
 #define MAX_MAX_NODES 1048576
+
+/* The profile type a query names with `profile_type=name:type:unit:period_type:period_unit`
+ * (none: the service's default). A service named without a type suffix is looked up as
+ * the legacy name of that type ("app" and memory:alloc_space:... is "app.alloc_space"). */
+static int parse_profile_type(struct request *r, struct response *resp, struct store_query *q)
+{
+	const char *id = req__arg(r, "profile_type"), *dot, *t, *e, *suffix;
+	char type[65];
+
+	if (!id)
+		return 0;
+	if (!ptype__valid(id)) {
+		resp__error(resp, 400, "invalid profile_type '%.64s': use name:type:unit:"
+			    "period_type:period_unit", id);
+		return -EINVAL;
+	}
+	q->profile_type = xstrdup(id);
+	t = strchr(id, ':') + 1;
+	e = strchr(t, ':');
+	snprintf(type, sizeof(type), "%.*s", (int)(e - t), t);
+	dot = q->service ? strrchr(q->service, '.') : NULL;
+	suffix = ptype__suffix(type, NULL);
+	if (q->service && suffix && !(dot && ptype__legacy(dot + 1))) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "%s.%s", q->service, suffix);
+		free(q->service);
+		q->service = strbuf_detach(&sb, NULL);
+	}
+	return 0;
+}
 
 /* Parses a query selector and a time range from the named arguments. Sets an error
  * response and returns -EINVAL when one is malformed. */
@@ -39,6 +70,8 @@ static int parse_query(struct request *r, struct response *resp, const char *qna
 		resp__error(resp, 400, "invalid %s: %s", qname, err);
 		return -EINVAL;
 	}
+	if (parse_profile_type(r, resp, q))
+		return -EINVAL;
 	*from = now - 3600;
 	*until = now;
 	if (((s = req__arg(r, fname)) && attime__parse(s, now, from)) ||
@@ -236,6 +269,8 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 	store_tree_init(&lt);
 	store_tree_init(&rt);
 	render_key(&key, rq ? "diff" : "single", queries, times, rq ? 2 : 1, max_nodes);
+	strbuf_addf(&key, "|%s|%s", lq->profile_type ? lq->profile_type : "",
+		    rq && rq->profile_type ? rq->profile_type : "");
 	pthread_mutex_lock(&r->srv->lock);
 	gen = store__generation(r->srv->store);
 	if (!render_cache__get(r->srv->cache, key.buf, gen, fb, ticks)) {

@@ -79,6 +79,7 @@ void store_query_release(struct store_query *q)
 	}
 	free(q->m);
 	free(q->service);
+	free(q->profile_type);
 	store_query_init(q);
 }
 

@@ -65,11 +65,14 @@ struct matcher {
 };
 
 /* A query: a service and label matchers, as parsed from `app.cpu{host="a",x!~"b.*"}`
- * (see server/selector.h). Owns its strings and compiled expressions. */
+ * (see server/selector.h), and the profile type wanted (profile/ptype.h; NULL: the
+ * service's default, the type it was first stored with: CPU for agents). Owns its
+ * strings and compiled expressions. */
 struct store_query {
 	char *service;
 	struct matcher *m;
 	size_t n;
+	char *profile_type;
 };
 
 void store_query_init(struct store_query *q);
@@ -79,9 +82,13 @@ bool store_query__matches(const struct store_query *q, const struct labels *l);
 
 /* One upload: the stacks of profile, split into series. Stack i of the profile belongs to
  * series[stack_series[i]] (or series[0] when stack_series is NULL), and its first `skip`
- * frames are not stored (the .col prefix that became labels). Stacks whose depth is
- * <= skip, or whose count is 0, are ignored. */
+ * frames are not stored. The value stored is that of sample type type_index (0 unless
+ * set); stacks whose depth is <= skip, or whose value is 0, are ignored. A series is a
+ * label set of one profile type: profile_type (profile/ptype.h; NULL: the type of the
+ * service's earlier uploads, PTYPE_CPU_SAMPLES for a new one). */
 struct store_put {
+	const char *profile_type;
+	size_t type_index;
 	const char *service;
 	int64_t from, until;
 	const struct profile *profile;
@@ -202,7 +209,8 @@ void store__close(struct store *s);
 /* Stores one upload atomically: when this returns 0 the data survives a crash. */
 int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen);
 /* Adds to out the merged stacks of every series of q's service matching q, whose rows lie
- * in [from, until). Returns 0 (also when nothing matched), or a negative errno. */
+ * in [from, until); an empty out takes the sample type of the type selected (see
+ * ptype__apply). Returns 0 (also when nothing matched), or a negative errno. */
 int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		  struct profile *out, char *err, size_t errlen);
 /* Like store__select, but fills out (initialized, empty) with the merged stacks as a call
