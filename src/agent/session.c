@@ -12,7 +12,6 @@
 #include "agent/sampler.h"
 #include "agent/stacks.h"
 #include "cmd/cmd.h"
-#include "runtimes/java.h"
 #include "runtimes/registry.h"
 #include "symbols/symbolizer.h"
 #include "unwind/unwind.h"
@@ -32,14 +31,17 @@ struct session {
 	struct session_config cfg;
 	enum perf_mode mode;
 	json_t *run_arguments;
-	char **disabled;		/* copies of cfg.disabled_runtimes */
+	struct runtime_choices runtimes;	/* a copy of cfg.runtimes */
 	struct sampler *sampler;
 	struct proctab *procs;
 	struct symbolizer *sym;
 	struct unwinder *unwinder;
 	struct stacks *stacks;
 	struct sampler_handlers handlers;
-	struct java_session *java;	/* JVMs with libkiln-jvm.so; NULL when disabled */
+	/* Per runtime of the registry (same index): its collector, NULL when it has none,
+	 * is disabled or could not start. */
+	struct runtime_collector **collectors;
+	size_t nr_runtimes;
 
 	struct retired_rt *retired;	/* runtime state of images replaced by exec */
 	size_t nr_retired, alloc_retired;
@@ -79,19 +81,23 @@ enum perf_mode session__mode(const struct session *s)
 
 static bool runtime_disabled(const struct session *s, const char *name)
 {
-	for (char **d = s->disabled; d && *d; d++)
-		if (!strcmp(*d, name))
-			return true;
-	return false;
+	return !runtime_choices__enabled(&s->runtimes, name);
 }
 
-/* Whether a runtime reader that is enabled probably runs in a process mapping path. */
-static bool runtime_likely(const struct session *s, const char *path)
+/* Process p maps path: tells every enabled runtime that recognizes the file. An
+ * interleave reader looks at the process again at its next sample (a runtime loaded late,
+ * by dlopen: libpython into uwsgi or a plugin host); a collector is told it was seen. */
+static void runtime_seen(struct session *s, struct proc *p, const char *path)
 {
-	for (const struct runtime_ops *const *r = runtime_registry; *r; r++)
-		if (path && (*r)->likely && !runtime_disabled(s, (*r)->name) && (*r)->likely(path))
-			return true;
-	return false;
+	for (size_t i = 0; path && i < s->nr_runtimes; i++) {
+		const struct runtime_ops *r = runtime_registry[i];
+		if (!r->likely || runtime_disabled(s, r->name) || !r->likely(path))
+			continue;
+		if (r->merge == RUNTIME_INTERLEAVE && r->attach && !p->rt)
+			p->rt_checked = false;
+		if (s->collectors[i] && r->seen)
+			r->seen(s->collectors[i], p->ref.pid);
+	}
 }
 
 /* Attaches the first runtime reader that recognizes p, once per image. */
@@ -110,7 +116,7 @@ static void attach_runtime(struct session *s, struct proc *p)
 	p->skip_reason[0] = '\0';
 	for (const struct runtime_ops *const *r = runtime_registry; *r; r++) {
 		char reason[128] = "";
-		if (runtime_disabled(s, (*r)->name))
+		if (!(*r)->attach || runtime_disabled(s, (*r)->name))
 			continue;
 		p->rt = (*r)->attach(&p->ref, reason);
 		if (p->rt) {
@@ -127,18 +133,21 @@ static void attach_runtime(struct session *s, struct proc *p)
 	}
 }
 
-/* Attaches the runtime of a process found at start-up that one probably runs. */
+/* Attaches the runtime of a process found at start-up that one probably runs, and tells
+ * the collectors about it. */
 static void attach_found(struct proc *p, void *ctx)
 {
 	struct session *s = ctx;
 
 	if (!p->selected || p->exited || p->rt_checked)
 		return;
+	p->rt_checked = true;	/* runtime_seen() clears it when a reader recognizes a file */
 	for (size_t i = 0; i < proctab__nr_mappings(p->mm); i++)
-		if (runtime_likely(s, proctab__mapping_at(p->mm, i)->path)) {
-			attach_runtime(s, p);
-			return;
-		}
+		runtime_seen(s, p, proctab__mapping_at(p->mm, i)->path);
+	if (!p->rt_checked)
+		attach_runtime(s, p);
+	else
+		p->rt_checked = false;	/* no reader's: its first sample looks */
 }
 
 struct find_ctx {
@@ -239,8 +248,14 @@ static void on_sample(void *ctx, const struct sampler_sample *smp)
 			ss.nr_rt = (uint32_t)n;
 		}
 	}
-	if (s->java && java_session__attached(s->java, smp->pid))
-		ss.tid = smp->tid;	/* Java threads' stacks are replaced at the flush */
+	for (size_t i = 0; i < s->nr_runtimes; i++) {
+		const struct runtime_ops *r = runtime_registry[i];
+		if (s->collectors[i] && r->merge == RUNTIME_REPLACE &&
+		    r->covers(s->collectors[i], smp->pid)) {
+			ss.tid = smp->tid;	/* a collector may replace this thread's stack */
+			break;
+		}
+	}
 	ss.proc = p;
 	ss.mm = p->mm;
 	ss.comm = p->comm;
@@ -257,8 +272,9 @@ static void on_comm(void *ctx, pid_t pid, pid_t tid, const char *comm, bool exec
 	struct session *s = ctx;
 
 	proctab__comm(s->procs, pid, tid, comm, exec);
-	if (exec)
-		java_session__note_exec(s->java, pid);
+	for (size_t i = 0; exec && i < s->nr_runtimes; i++)
+		if (s->collectors[i] && runtime_registry[i]->exec)
+			runtime_registry[i]->exec(s->collectors[i], pid);
 }
 
 static void on_mmap(void *ctx, pid_t pid, pid_t tid, const struct mapping *m)
@@ -267,10 +283,9 @@ static void on_mmap(void *ctx, pid_t pid, pid_t tid, const struct mapping *m)
 	struct proc *p;
 
 	proctab__mmap(s->procs, pid, m);
-	/* A runtime loaded late, by dlopen (libpython into uwsgi or a plugin host): the
-	 * process is looked at again at its next sample. */
-	if (runtime_likely(s, m->path) && (p = proctab__find(s->procs, pid)) && !p->rt)
-		p->rt_checked = false;
+	/* A runtime is recognized by what the process maps, whatever it is called. */
+	if ((p = proctab__find(s->procs, pid)) && p->selected)
+		runtime_seen(s, p, m->path);
 }
 
 static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid)
@@ -292,22 +307,34 @@ static void begin(struct session *s)
 	s->idle = s->filtered = s->unwind_errors = 0;
 }
 
+/* Starts the lifecycle of every enabled runtime that has one. */
+static void start_collectors(struct session *s)
+{
+	for (size_t i = 0; i < s->nr_runtimes; i++) {
+		const struct runtime_ops *r = runtime_registry[i];
+		struct runtime_env env = { .freq = s->cfg.freq, .pids = s->cfg.pids,
+					   .nr_pids = s->cfg.nr_pids,
+					   .mode = runtime_choices__mode(&s->runtimes, r->name),
+					   .flags = s->runtimes.given };
+		if (r->start && !runtime_disabled(s, r->name))
+			s->collectors[i] = r->start(&env);	/* NULL: logged, runtime off */
+	}
+}
+
 int session__open(const struct session_config *cfg, struct session **out, char *err,
 		  size_t errlen)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
 	struct sampler_config sc = { 0 };
-	size_t nr = 0;
 	int ret;
 
 	s->cfg = *cfg;
 	s->mode = cfg->mode;
 	s->run_arguments = cfg->run_arguments ? json_deep_copy(cfg->run_arguments) : json_object();
-	for (const char *const *d = cfg->disabled_runtimes; d && *d; d++)
-		nr++;
-	s->disabled = xcalloc(nr + 1, sizeof(*s->disabled));
-	for (size_t i = 0; i < nr; i++)
-		s->disabled[i] = xstrdup(cfg->disabled_runtimes[i]);
+	runtime_choices_copy(&s->runtimes, cfg->runtimes);
+	while (runtime_registry[s->nr_runtimes])
+		s->nr_runtimes++;
+	s->collectors = xcalloc(s->nr_runtimes + 1, sizeof(*s->collectors));
 	if (s->mode == PERF_MODE_DWARF || s->mode == PERF_MODE_SMART) {
 		s->unwinder = unwinder__new(s->mode == PERF_MODE_DWARF ? UNWIND_DWARF : UNWIND_SMART, 0);
 		if (!s->unwinder) {
@@ -325,7 +352,8 @@ int session__open(const struct session_config *cfg, struct session **out, char *
 	 * burst's end and Python shares were off by 5-10 points. One wakeup per sample costs
 	 * 22 wakeups a second at 11 Hz on 2 CPUs, far less than polling. */
 	for (const struct runtime_ops *const *r = runtime_registry; *r; r++)
-		sc.wake_per_sample |= !runtime_disabled(s, (*r)->name);
+		sc.wake_per_sample |= (*r)->merge == RUNTIME_INTERLEAVE && (*r)->sample &&
+				      !runtime_disabled(s, (*r)->name);
 	ret = sampler__open(&sc, &s->sampler, err, errlen);
 	if (ret < 0)
 		goto fail;
@@ -342,15 +370,10 @@ int session__open(const struct session_config *cfg, struct session **out, char *
 		goto fail;
 	}
 	proctab__scan(s->procs);
+	start_collectors(s);
 	/* Runtimes already running are followed from the first sample on: found at their
 	 * first sample instead, that sample's batch would be read late (lazy drain). */
 	proctab__for_each(s->procs, attach_found, s);
-	if (!runtime_disabled(s, "java")) {
-		struct java_opts jo = { .frequency = cfg->freq, .thread_names = cfg->java_thread_names,
-					.pids = cfg->pids, .nr_pids = cfg->nr_pids,
-					.exec_events = true };
-		s->java = java_session__start(&jo);	/* NULL: logged, Java frames off */
-	}
 	begin(s);
 	*out = s;
 	return 0;
@@ -390,7 +413,10 @@ void session__free(struct session *s)
 		return;
 	if (s->sampler)
 		sampler__disable(s->sampler);
-	java_session__stop(s->java);
+	for (size_t i = 0; i < s->nr_runtimes; i++)
+		if (s->collectors[i])
+			runtime_registry[i]->stop(s->collectors[i]);
+	free(s->collectors);
 	if (s->procs)
 		proctab__for_each(s->procs, detach_all, s);
 	release_retired(s);
@@ -400,9 +426,7 @@ void session__free(struct session *s)
 	stacks__free(s->stacks);
 	unwinder__free(s->unwinder);
 	symbolizer__free(s->sym);
-	for (char **d = s->disabled; d && *d; d++)
-		free(*d);
-	free(s->disabled);
+	runtime_choices_release(&s->runtimes);
 	json_decref(s->run_arguments);
 	free(s);
 }
@@ -535,34 +559,31 @@ static void fill_header(struct session *s, struct profile *p, json_t *containers
 	json_object_set_new(h, "metadata", md);
 }
 
-static bool is_java_tid(const void *ctx, pid_t tid)
+static bool is_covered_tid(const void *ctx, pid_t tid)
 {
-	return java_result__has_tid(ctx, tid);
+	return runtime_stacks__has_tid(ctx, tid);
 }
 
-/* Replaces the perf stacks of each JVM's Java threads with the stacks its agent counted,
- * scaled to the same number of samples (runtimes/java.h); a JVM kiln could not profile
- * gets its reason as a pseudo-frame. Returns the number of JVMs merged. */
-static int merge_java(struct session *s, struct profile *p, uint64_t *agent_cpu_us)
+/* Replaces the native stacks of the threads a collector covers with the stacks it
+ * counted, scaled to the same number of samples (runtimes/runtime.h); a process it could
+ * not profile gets its reason as a pseudo-frame. Returns the number of processes merged. */
+static size_t merge_replaced(struct session *s, struct runtime_collector *c,
+			     const struct runtime_ops *ops, struct profile *p)
 {
-	size_t nr;
-	const struct java_result *r;
-	int merged = 0;
+	const struct runtime_stacks *r;
+	size_t nr = ops->collect(c, &r), merged = 0;
 
-	java_session__collect(s->java, false);
-	r = java_session__results(s->java, &nr);
 	for (size_t i = 0; i < nr; i++) {
 		struct proc *proc = proctab__get(s->procs, r[i].pid);
-		*agent_cpu_us += r[i].agent_cpu_us;
 		if (!proc)
 			continue;
-		if (r[i].skip_reason[0]) {
+		if (r[i].skip_reason && r[i].skip_reason[0]) {
 			snprintf(proc->skip_reason, sizeof(proc->skip_reason), "%s", r[i].skip_reason);
 			continue;
 		}
-		uint64_t total = stacks__take_threads(s->stacks, r[i].pid, is_java_tid, &r[i]);
+		uint64_t total = stacks__take_threads(s->stacks, r[i].pid, is_covered_tid, &r[i]);
 		const char *prefix[] = { "0", proc->container, proc->comm };
-		if (java_result__merge(&r[i], p, prefix, 3, total))
+		if (runtime_stacks__merge(&r[i], p, prefix, 3, total))
 			merged++;
 	}
 	return merged;
@@ -572,19 +593,19 @@ struct profile *session__flush(struct session *s)
 {
 	struct profile *p = profile__new();
 	json_t *containers = json_array();
-	uint64_t jvm_cpu_us = 0;
-	int jvms = 0;
+	size_t merged[s->nr_runtimes + 1];
 
 	sampler__drain(s->sampler, &s->handlers);
-	if (s->java)
-		jvms = merge_java(s, p, &jvm_cpu_us);
-	stacks__symbolize(s->stacks, s->sym, p, containers);
-	if (s->java) {
-		json_object_set_new(profile__meta(p), "jvms_profiled", json_integer(jvms));
-		/* CPU of the agents' threads inside the JVMs, since each was loaded */
-		json_object_set_new(profile__meta(p), "jvm_agent_cpu_seconds",
-				    json_real((double)jvm_cpu_us / 1e6));
+	for (size_t i = 0; i < s->nr_runtimes; i++) {
+		const struct runtime_ops *r = runtime_registry[i];
+		merged[i] = 0;
+		if (s->collectors[i] && r->merge == RUNTIME_REPLACE && r->collect)
+			merged[i] = merge_replaced(s, s->collectors[i], r, p);
 	}
+	stacks__symbolize(s->stacks, s->sym, p, containers);
+	for (size_t i = 0; i < s->nr_runtimes; i++)
+		if (s->collectors[i] && runtime_registry[i]->header)
+			runtime_registry[i]->header(s->collectors[i], profile__meta(p), merged[i]);
 	fill_header(s, p, containers);
 	stacks__clear(s->stacks);
 	release_retired(s);

@@ -14,6 +14,8 @@
 
 #include "profile/profile.h"
 
+struct runtime_choices;
+
 enum perf_mode { PERF_MODE_FP, PERF_MODE_DWARF, PERF_MODE_SMART, PERF_MODE_DISABLED };
 
 /* "fp", "dwarf", "smart", "disabled". */
@@ -27,9 +29,9 @@ struct session_config {
 	uint32_t stack_size;		/* dwarf/smart: user stack bytes copied per sample */
 	const pid_t *pids;		/* --pids (copied), NULL for every process */
 	size_t nr_pids;
-	const char *const *disabled_runtimes;	/* runtime names not to attach, NULL-terminated
-						 * ("java": no JVM agent is loaded anywhere) */
-	bool java_thread_names;		/* --java-collect-thread-names */
+	/* Each runtime's mode and flags (runtimes/registry.h), copied; NULL: every runtime
+	 * in its default mode. A runtime turned off starts nothing and touches no process. */
+	const struct runtime_choices *runtimes;
 	const json_t *run_arguments;	/* copied into every header; may be NULL */
 };
 

@@ -34,7 +34,8 @@ struct stack_sample {
 	uint32_t nr_rt;
 	bool truncated;				/* the native unwind stopped early */
 	pid_t tid;				/* nonzero: counted apart per thread, for
-						 * stacks__take_threads() (JVMs) */
+						 * stacks__take_threads(): a process a
+						 * replace-kind runtime covers */
 };
 
 struct stacks;
@@ -60,8 +61,8 @@ void stacks__symbolize(struct stacks *st, struct symbolizer *sym, struct profile
 		       json_t *containers);
 
 /* Removes the stacks of host process pid that were counted with a tid for which
- * match(ctx, tid) is true, and returns how many samples they held (the session replaces
- * them with the JVM's own stacks: runtimes/java.h). */
+ * match(ctx, tid) is true, and returns how many samples they held: the threads whose
+ * stacks a replace-kind runtime covers (runtimes/runtime.h), replaced by its own. */
 uint64_t stacks__take_threads(struct stacks *st, pid_t pid,
 			      bool (*match)(const void *ctx, pid_t tid), const void *ctx);
 

@@ -20,6 +20,7 @@
 #include "agent/upload.h"
 #include "cmd/cmd.h"
 #include "profile/profile.h"
+#include "runtimes/registry.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -46,19 +47,19 @@ struct record_options {
 	size_t nr_pids;
 	enum perf_mode perf_mode;
 	uint32_t stack_size;
-	const char *python_mode, *java_mode, *nodejs_mode, *ruby_mode, *php_mode, *dotnet_mode;
-	bool java_thread_names;
+	struct runtime_choices runtimes;	/* --<runtime>-mode and the runtimes' flags */
 	struct record_upload upload;
 };
 
 enum {
 	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
-	OPT_STACK_SIZE, OPT_PYTHON_MODE, OPT_JAVA_MODE, OPT_NO_JAVA, OPT_JAVA_THREAD_NAMES,
-	OPT_NODEJS_MODE, OPT_RUBY_MODE, OPT_NO_RUBY, OPT_PHP_MODE, OPT_DOTNET_MODE,
-	OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
+	OPT_STACK_SIZE, OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
+	OPT_RUNTIME = 512,	/* and up: the runtimes' options (runtimes/registry.h) */
 };
 
-static const struct option long_options[] = {
+#define MAX_OPTIONS 64
+
+static const struct option fixed_options[] = {
 	{ "profiling-frequency", required_argument, NULL, 'f' },
 	{ "profiling-duration", required_argument, NULL, 'd' },
 	{ "output-dir", required_argument, NULL, 'o' },
@@ -69,15 +70,6 @@ static const struct option long_options[] = {
 	{ "pids", required_argument, NULL, OPT_PIDS },
 	{ "perf-mode", required_argument, NULL, OPT_PERF_MODE },
 	{ "perf-dwarf-stack-size", required_argument, NULL, OPT_STACK_SIZE },
-	{ "python-mode", required_argument, NULL, OPT_PYTHON_MODE },
-	{ "java-mode", required_argument, NULL, OPT_JAVA_MODE },
-	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
-	{ "java-collect-thread-names", no_argument, NULL, OPT_JAVA_THREAD_NAMES },
-	{ "nodejs-mode", required_argument, NULL, OPT_NODEJS_MODE },
-	{ "ruby-mode", required_argument, NULL, OPT_RUBY_MODE },
-	{ "no-ruby", no_argument, NULL, OPT_NO_RUBY },
-	{ "php-mode", required_argument, NULL, OPT_PHP_MODE },
-	{ "dotnet-mode", required_argument, NULL, OPT_DOTNET_MODE },
 	{ "upload-results", no_argument, NULL, 'u' },
 	{ "server-host", required_argument, NULL, OPT_SERVER_HOST },
 	{ "token", required_argument, NULL, OPT_TOKEN },
@@ -86,8 +78,17 @@ static const struct option long_options[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
 };
+
+/* The fixed options, then the runtimes', then the terminator, into opts (MAX_OPTIONS). */
+static void build_options(struct option *opts)
+{
+	size_t n = sizeof(fixed_options) / sizeof(fixed_options[0]);
+
+	memcpy(opts, fixed_options, sizeof(fixed_options));
+	n += runtime_cli__options(opts + n, MAX_OPTIONS - 1 - n, OPT_RUNTIME);
+	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
 
 static void usage(FILE *f)
 {
@@ -106,13 +107,10 @@ static void usage(FILE *f)
 	      "      --pids P[,P...]           profile only these processes (and their children)\n"
 	      "      --perf-mode MODE          fp, dwarf, smart or disabled (smart)\n"
 	      "      --perf-dwarf-stack-size B user stack copied per sample in dwarf/smart mode\n"
-	      "                                (16384, at most 65528)\n"
-	      "      --python-mode MODE        auto or disabled (auto)\n"
-	      "      --java-mode MODE, --no-java   auto or disabled (auto)\n"
-	      "      --java-collect-thread-names   add Java thread names\n"
-	      "      --nodejs-mode MODE        none, perf or attach-maps (none)\n"
-	      "      --ruby-mode, --php-mode, --dotnet-mode MODE, --no-ruby\n"
-	      "  -u, --upload-results          upload each session (needs --token and\n"
+	      "                                (16384, at most 65528)\n",
+	      f);
+	runtime_cli__usage(f);
+	fputs("  -u, --upload-results          upload each session (needs --token and\n"
 	      "                                --service-name; --server-host URL, default\n"
 	      "                                http://127.0.0.1:4040)\n"
 	      "      --spool-dir DIR           sessions the server could not take wait here\n"
@@ -151,31 +149,13 @@ static int parse_pids(struct record_options *o, const char *arg)
 	return o->nr_pids ? 0 : -EINVAL;
 }
 
-static bool mode_in(const char *mode, const char *const *allowed)
-{
-	for (; *allowed; allowed++)
-		if (!strcmp(mode, *allowed))
-			return true;
-	return false;
-}
-
-static bool mode_off(const char *mode)
-{
-	return !strcmp(mode, "disabled") || !strcmp(mode, "none");
-}
-
 static int parse_args(int argc, char **argv, struct record_options *o)
 {
-	static const char *const python_modes[] = { "auto", "pyperf", "pyspy", "py-spy",
-						    "disabled", "none", NULL };
-	static const char *const java_modes[] = { "auto", "ap", "disabled", "none", NULL };
-	static const char *const node_modes[] = { "none", "disabled", "perf", "attach-maps",
-						  NULL };
-	static const char *const generic_modes[] = { "auto", "enabled", "rbspy", "phpspy",
-						     "dotnet-trace", "disabled", "none", NULL };
+	struct option long_options[MAX_OPTIONS];
 	unsigned long v;
 	int c, idx = -1;
 
+	build_options(long_options);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:d:o:cuvqh", long_options, &idx)) != -1) {
 		switch (c) {
@@ -207,32 +187,6 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 				goto bad;
 			o->stack_size = (uint32_t)v;
 			break;
-		case OPT_PYTHON_MODE:
-			if (!mode_in(optarg, python_modes))
-				goto bad;
-			o->python_mode = optarg;
-			break;
-		case OPT_JAVA_MODE:
-			if (!mode_in(optarg, java_modes))
-				goto bad;
-			o->java_mode = optarg;
-			break;
-		case OPT_NO_JAVA: o->java_mode = "disabled"; break;
-		case OPT_JAVA_THREAD_NAMES: o->java_thread_names = true; break;
-		case OPT_NODEJS_MODE:
-			if (!mode_in(optarg, node_modes))
-				goto bad;
-			o->nodejs_mode = optarg;
-			break;
-		case OPT_RUBY_MODE:
-		case OPT_PHP_MODE:
-		case OPT_DOTNET_MODE:
-			if (!mode_in(optarg, generic_modes))
-				goto bad;
-			*(c == OPT_RUBY_MODE ? &o->ruby_mode : c == OPT_PHP_MODE ? &o->php_mode
-										  : &o->dotnet_mode) = optarg;
-			break;
-		case OPT_NO_RUBY: o->ruby_mode = "disabled"; break;
 		case 'u': o->upload.enabled = true; break;
 		case OPT_SERVER_HOST: o->upload.server_host = optarg; break;
 		case OPT_TOKEN: o->upload.token = optarg; break;
@@ -241,7 +195,14 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;
 		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -EINVAL;
+		default:
+			if (c >= OPT_RUNTIME) {
+				if (runtime_choices__apply(&o->runtimes, OPT_RUNTIME, c, optarg) < 0)
+					goto bad;
+				break;
+			}
+			usage(stderr);
+			return -EINVAL;
 		}
 		idx = -1;
 	}
@@ -264,22 +225,23 @@ bad:
 
 static json_t *run_arguments(const struct record_options *o)
 {
-	json_t *pids = json_array();
+	json_t *pids = json_array(), *args;
 
 	for (size_t i = 0; i < o->nr_pids; i++)
 		json_array_append_new(pids, json_integer(o->pids[i]));
-	return json_pack("{s:i, s:i, s:s?, s:b, s:b, s:b, s:o, s:s, s:i, s:s, s:s, s:b, s:s, "
-			 "s:s, s:s, s:s, s:b, s:s?, s:s?}",
+	args = json_pack("{s:i, s:i, s:s?, s:b, s:b, s:b, s:o, s:s, s:i}",
 			 "frequency", (int)o->freq, "duration", (int)o->duration,
 			 "output_dir", o->output_dir, "rotating_output", o->rotating,
 			 "flamegraph", o->flamegraph, "continuous", o->continuous, "pids", pids,
 			 "perf_mode", perf_mode__name(o->perf_mode),
-			 "perf_dwarf_stack_size", (int)o->stack_size, "python_mode", o->python_mode,
-			 "java_mode", o->java_mode, "java_collect_thread_names",
-			 o->java_thread_names, "nodejs_mode", o->nodejs_mode, "ruby_mode",
-			 o->ruby_mode, "php_mode", o->php_mode, "dotnet_mode", o->dotnet_mode,
-			 "upload_results", o->upload.enabled, "server_host", o->upload.server_host,
-			 "service_name", o->upload.service_name);
+			 "perf_dwarf_stack_size", (int)o->stack_size);
+	runtime_choices__to_json(&o->runtimes, args);
+	json_object_set_new(args, "upload_results", json_boolean(o->upload.enabled));
+	json_object_set_new(args, "server_host", o->upload.server_host ?
+			    json_string(o->upload.server_host) : json_null());
+	json_object_set_new(args, "service_name", o->upload.service_name ?
+			    json_string(o->upload.service_name) : json_null());
+	return args;
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -308,12 +270,8 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_options o = {
 		.freq = 11, .duration = 60, .flamegraph = true, .perf_mode = PERF_MODE_SMART,
-		.stack_size = 16384, .python_mode = "auto", .java_mode = "auto",
-		.nodejs_mode = "none", .ruby_mode = "auto", .php_mode = "disabled",
-		.dotnet_mode = "disabled",
+		.stack_size = 16384,
 	};
-	const char *disabled[8];
-	size_t nr_disabled = 0;
 	struct session_config cfg = { 0 };
 	struct session *s = NULL;
 	struct output out = { 0 };
@@ -322,6 +280,7 @@ int cmd_record(int argc, char **argv)
 	json_t *args = NULL;
 	int ret;
 
+	runtime_choices_init(&o.runtimes);
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		goto out;
@@ -347,28 +306,13 @@ int cmd_record(int argc, char **argv)
 	ret = output__init(&out, o.output_dir, o.flamegraph, o.rotating);
 	if (ret < 0)
 		goto out;
-	if (mode_off(o.python_mode))
-		disabled[nr_disabled++] = "python";
-	if (mode_off(o.java_mode))
-		disabled[nr_disabled++] = "java";
-	if (mode_off(o.ruby_mode))
-		disabled[nr_disabled++] = "ruby";
-	if (mode_off(o.php_mode))
-		disabled[nr_disabled++] = "php";
-	if (mode_off(o.dotnet_mode))
-		disabled[nr_disabled++] = "dotnet";
-	if (mode_off(o.nodejs_mode))
-		disabled[nr_disabled++] = "nodejs";
-	disabled[nr_disabled] = NULL;
-
 	args = run_arguments(&o);
 	cfg.freq = o.freq;
 	cfg.mode = o.perf_mode;
 	cfg.stack_size = o.stack_size;
 	cfg.pids = o.pids;
 	cfg.nr_pids = o.nr_pids;
-	cfg.disabled_runtimes = disabled;
-	cfg.java_thread_names = o.java_thread_names;
+	cfg.runtimes = &o.runtimes;
 	cfg.run_arguments = args;
 	for (size_t i = 0; i < o.nr_pids; i++) {
 		char path[32];
@@ -415,6 +359,7 @@ out:
 	uploader__free(up);
 	session__free(s);
 	json_decref(args);
+	runtime_choices_release(&o.runtimes);
 	free(o.pids);
 	if (ret > 0)
 		return 0;	/* --help */

@@ -19,7 +19,9 @@
 #include "util/strbuf.h"
 
 #define MAX_JVMS 1024
-#define NOT_READY_TRIES 10	/* polls to wait for a starting JVM's SIGQUIT handler */
+#define NOT_READY_TRIES 10	/* polls to wait for an exec'd "java" to map its JVM */
+#define NOT_READY_MS 10000	/* how long a starting JVM is retried, ... */
+#define RETRY_MS 50		/* ... this often (a javac lives 1-2 s) */
 #define FULL_SCAN_S 30		/* with exec events: the /proc scan for what they missed */
 #define MAX_EXECD 4096		/* exec'd processes queued between two polls */
 
@@ -38,7 +40,8 @@ struct jvm {
 
 struct pending {
 	pid_t pid;
-	int tries;
+	int tries;		/* -1: given up */
+	uint64_t since_ms;	/* pending: first try, monotonic */
 };
 
 struct java_session {
@@ -49,6 +52,7 @@ struct java_session {
 	pthread_cond_t wake;		/* signalled to quit */
 	pthread_t thread;
 	bool quit;
+	bool kick;			/* a JVM was seen: poll now */
 	struct pending *execd;		/* exec'd since the last poll: JVM candidates */
 	size_t nr_execd;
 	bool execd_overflow;		/* some were not queued: scan /proc */
@@ -60,6 +64,14 @@ struct java_session {
 	size_t nr_results;
 	bool collected_final;
 };
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 static void file_path(const struct jvm *j, const char *ext, char *buf, size_t size)
 {
@@ -229,12 +241,25 @@ void java_session__note_exec(struct java_session *s, pid_t pid)
 	if (!s || !wanted(s, pid))
 		return;
 	pthread_mutex_lock(&s->lock);
-	queue_execd(s, (struct pending){ pid, 0 });
+	queue_execd(s, (struct pending){ pid, 0, 0 });
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* The exec'd processes that are JVMs now, into pids; those that are "java" but have not
- * mapped the JVM yet stay queued for the next poll. Returns how many were written. */
+void java_session__note_seen(struct java_session *s, pid_t pid)
+{
+	if (!s || !wanted(s, pid))
+		return;
+	log_debug("java: pid %d maps a JVM", (int)pid);
+	pthread_mutex_lock(&s->lock);
+	queue_execd(s, (struct pending){ pid, 0, 0 });
+	s->kick = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The exec'd (or seen) processes that are JVMs now, into pids; those that are "java" but
+ * have not mapped the JVM yet stay queued for the next poll. Returns how many were
+ * written. */
 static int take_execd(struct java_session *s, pid_t *pids, int max)
 {
 	struct pending *c;
@@ -291,14 +316,19 @@ static void poll_once(struct java_session *s, bool full)
 		bool add = err == 0;
 		pthread_mutex_lock(&s->lock);
 		p = find_pending(s, pids[i]);
+		if (err == -ENOENT && p)
+			p->tries = -1;	/* gone, or not a JVM after all */
 		if (err == -EAGAIN) {
+			log_debug("java: pid %d is not ready: %s", (int)pids[i], j.reason);
 			if (!p) {
 				s->pending = xrealloc(s->pending, (s->nr_pending + 1) * sizeof(*p));
 				p = &s->pending[s->nr_pending++];
 				p->pid = pids[i];
 				p->tries = 0;
+				p->since_ms = now_ms();
 			}
-			if (++p->tries >= NOT_READY_TRIES) {
+			p->tries++;
+			if (now_ms() - p->since_ms >= NOT_READY_MS) {
 				p->tries = -1;	/* give up, and say why */
 				j.state = JVM_SKIPPED;
 				add = true;
@@ -343,17 +373,24 @@ static void *worker(void *arg)
 			s->execd_overflow = false;
 		}
 		first = false;
+		s->kick = false;
 		pthread_mutex_unlock(&s->lock);
 		poll_once(s, full);
 		pthread_mutex_lock(&s->lock);
+		/* a JVM that is starting is asked again soon: it may live a second only */
+		int wait_ms = s->o.poll_ms;
+		for (size_t i = 0; i < s->nr_pending; i++)
+			if (s->pending[i].tries >= 0)
+				wait_ms = wait_ms < RETRY_MS ? wait_ms : RETRY_MS;
 		until = now;
-		until.tv_sec += s->o.poll_ms / 1000;
-		until.tv_nsec += (long)(s->o.poll_ms % 1000) * 1000000L;
+		until.tv_sec += wait_ms / 1000;
+		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
-		while (!s->quit && pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
+		while (!s->quit && !s->kick &&
+		       pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
 			;
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -2,12 +2,13 @@
  * JVMs that start during the session), collects the Java stacks the agent counted and
  * hands them to the session.
  *
- * Merge rule (not the interleaving of runtime.h): the agent samples Java threads itself,
- * with AsyncGetCallTrace, so its stacks are complete Java stacks without native frames.
- * For the Java threads it reports (java_result.tids), the session replaces the process's
- * perf stacks with the agent's stacks, scaled so that they sum to the perf samples of
- * those threads: the process's total stays what the system-wide sampler counted. Other
- * threads of the JVM (GC, JIT compiler) keep their native perf stacks.
+ * Java is runtime.h's replace kind (java_runtime.c puts this session behind the
+ * contract): the agent samples Java threads itself, with AsyncGetCallTrace, so its stacks
+ * are complete Java stacks without native frames. For the Java threads it reports
+ * (java_result.tids), the agent's stacks replace the process's perf stacks, scaled so
+ * that they sum to the perf samples of those threads: the process's total stays what the
+ * system-wide sampler counted. Other threads of the JVM (GC, JIT compiler) keep their
+ * native perf stacks.
  *
  * A background thread does the /proc scans and the attaches, so that a slow or refusing
  * JVM never stalls the session loop; every wait is bounded. */
@@ -21,6 +22,7 @@
 
 #include "profile/profile.h"
 #include "runtimes/java_attach.h"
+#include "runtimes/runtime.h"
 
 struct java_opts {
 	unsigned frequency;		/* samples per second of CPU time per thread */
@@ -55,6 +57,12 @@ struct java_session *java_session__start(const struct java_opts *opts);
 /* Process pid has exec'd: with exec_events, it is looked at by the next poll (a JVM is
  * always started by an exec). Thread-safe, cheap; accepts NULL. */
 void java_session__note_exec(struct java_session *s, pid_t pid);
+
+/* Process pid has mapped a JVM library (libjvm.so: a launcher of any name, a JVM
+ * embedded through JNI): the background thread looks at it at once rather than at its
+ * next poll, and retries it quickly while it starts, so that a short-lived JVM is
+ * attached early in its life. Thread-safe, cheap; accepts NULL. */
+void java_session__note_seen(struct java_session *s, pid_t pid);
 
 /* Ends the period: asks every attached agent for its stacks (and, when final, to stop
  * sampling), waits for them at most 2 s, and replaces the previous results. JVMs that

@@ -77,11 +77,19 @@ static bool looks_like_java(pid_t pid)
 	return is_java_name(base ? base + 1 : buf);
 }
 
+bool jvm__is_jvm_lib(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strcmp(base, "libjvm.so") || !strncmp(base, "libj9vm", 7);
+}
+
 int jvm__check(pid_t pid)
 {
-	if (!looks_like_java(pid))
-		return 0;
-	return jvm_kind(pid) ? 1 : -EAGAIN;
+	if (jvm_kind(pid))
+		return 1;
+	return looks_like_java(pid) ? -EAGAIN : 0;
 }
 
 int jvm__list(pid_t *pids, size_t max)

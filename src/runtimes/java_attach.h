@@ -26,14 +26,18 @@ struct jvm_target {
 	bool sigquit_caught;	/* the JVM has installed its SIGQUIT handler */
 };
 
-/* Lists the JVMs running now: processes whose comm or executable is "java" and that map
- * libjvm.so (HotSpot) or libj9vm (OpenJ9, to be skipped with a reason). Writes up to max
- * host pids into pids and returns how many were found (may exceed max), or -errno. */
+/* Lists the JVMs running now: processes that map libjvm.so (HotSpot) or libj9vm
+ * (OpenJ9, to be skipped with a reason), whatever their name (java, javac, jsvc, a
+ * launcher of their own, a program embedding a JVM through JNI). Writes up to max host
+ * pids into pids and returns how many were found (may exceed max), or -errno. */
 int jvm__list(pid_t *pids, size_t max);
 
-/* Whether pid is a JVM by jvm__list's test: 1 yes; 0 no; -EAGAIN when its comm or
- * executable is "java" but it maps no JVM library yet (just exec'd: ask again later). */
+/* Whether pid is a JVM by jvm__list's test: 1 yes; 0 no; -EAGAIN when it maps no JVM
+ * library yet but its comm or executable is "java" (just exec'd: ask again later). */
 int jvm__check(pid_t pid);
+
+/* Whether a mapped file is a JVM library (libjvm.so, libj9vm*.so), by its name. */
+bool jvm__is_jvm_lib(const char *path);
 
 /* Reads what attaching to pid needs. Returns 0; -ENOENT when pid is gone or not a JVM;
  * -ENOTSUP with a reason (OpenJ9, attach disabled by an option) when it is a JVM kiln

@@ -1,6 +1,6 @@
 /* The kiln side of the agent's stacks file (src/jvm/protocol.h): parsing it into a
- * java_result, mapping the JVM's thread ids to host ids, and merging the stacks into the
- * session's profile with the counts scaled to the system-wide samples. */
+ * java_result and mapping the JVM's thread ids to host ids (the replace merge itself is
+ * runtimes/runtime.c's). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -135,68 +135,24 @@ void java_result_release(struct java_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-bool java_result__has_tid(const struct java_result *r, pid_t tid)
+static struct runtime_stacks view(const struct java_result *r)
 {
-	for (size_t i = 0; i < r->nr_tids; i++)
-		if (r->tids[i] == tid)
-			return true;
-	return false;
+	return (struct runtime_stacks){ .pid = r->pid, .skip_reason = r->skip_reason,
+					.stacks = r->stacks, .samples = r->samples,
+					.tids = r->tids, .nr_tids = r->nr_tids };
 }
 
-struct share {
-	size_t index;
-	uint64_t count;
-	uint64_t rem;	/* remainder of count * total / samples, for rounding */
-};
-
-static int by_rem_desc(const void *a, const void *b)
+bool java_result__has_tid(const struct java_result *r, pid_t tid)
 {
-	const struct share *x = a, *y = b;
+	struct runtime_stacks v = view(r);
 
-	if (x->rem != y->rem)
-		return x->rem < y->rem ? 1 : -1;
-	return x->index < y->index ? -1 : x->index > y->index;
+	return runtime_stacks__has_tid(&v, tid);
 }
 
 uint64_t java_result__merge(const struct java_result *r, struct profile *dst,
 			    const char *const *prefix, size_t nr_prefix, uint64_t total)
 {
-	size_t n = r->stacks ? profile__nr_stacks(r->stacks) : 0;
-	struct share *sh;
-	uint64_t given = 0;
-	uint32_t *ids = NULL;
-	size_t cap = 0;
+	struct runtime_stacks v = view(r);
 
-	if (!n || !r->samples || !total)
-		return 0;
-	sh = xcalloc(n, sizeof(*sh));
-	for (size_t i = 0; i < n; i++) {
-		struct profile_stack st = profile__stack(r->stacks, i);
-		unsigned __int128 x = (unsigned __int128)st.count * total;
-		sh[i].index = i;
-		sh[i].count = (uint64_t)(x / r->samples);
-		sh[i].rem = (uint64_t)(x % r->samples);
-		given += sh[i].count;
-	}
-	qsort(sh, n, sizeof(*sh), by_rem_desc);
-	for (size_t i = 0; given < total && i < n; i++, given++)
-		sh[i].count++;
-	for (size_t i = 0; i < n; i++) {
-		struct profile_stack st = profile__stack(r->stacks, sh[i].index);
-		if (!sh[i].count)
-			continue;
-		if (cap < nr_prefix + st.depth) {
-			cap = nr_prefix + st.depth;
-			ids = xrealloc(ids, cap * sizeof(*ids));
-		}
-		for (size_t k = 0; k < nr_prefix; k++)
-			ids[k] = profile__intern_str(dst, prefix[k]);
-		for (uint32_t k = 0; k < st.depth; k++)
-			ids[nr_prefix + k] =
-				profile__intern_str(dst, profile__name(r->stacks, st.frames[k]));
-		profile__add(dst, ids, (uint32_t)(nr_prefix + st.depth), sh[i].count);
-	}
-	free(ids);
-	free(sh);
-	return total;
+	return runtime_stacks__merge(&v, dst, prefix, nr_prefix, total);
 }

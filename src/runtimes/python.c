@@ -265,6 +265,7 @@ static bool python_likely(const char *path)
 
 const struct runtime_ops python_runtime = {
 	.name = "python",
+	.merge = RUNTIME_INTERLEAVE,
 	.interp_symbols = python_interp_symbols,
 	.attach = python_attach,
 	.likely = python_likely,

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,31 @@ static void test_probe_non_jvm(void **state)
 	assert_int_equal(jvm_target__probe(0x7ffffff0, &t, reason), -ENOENT);
 }
 
+/* A JVM is recognized by the library it maps, whatever the process is called: this test
+ * process (not named java) becomes one for jvm__check once it maps libjvm.so. */
+static void test_recognized_by_mapping(void **state)
+{
+	static const char libjvm[] = "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so";
+	void *h;
+
+	assert_true(jvm__is_jvm_lib("/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"));
+	assert_true(jvm__is_jvm_lib("libjvm.so"));
+	assert_true(jvm__is_jvm_lib("/opt/ibm/java/lib/default/libj9vm29.so"));
+	assert_false(jvm__is_jvm_lib("/usr/bin/java"));
+	assert_false(jvm__is_jvm_lib("/usr/lib/libjvm.so.old"));
+	assert_false(jvm__is_jvm_lib("/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"));
+	assert_true(java_runtime.merge == RUNTIME_REPLACE);
+	assert_true(java_runtime.likely == jvm__is_jvm_lib);
+
+	assert_int_equal(jvm__check(getpid()), 0);
+	if (access(libjvm, R_OK) < 0)
+		skip();
+	h = dlopen(libjvm, RTLD_LAZY | RTLD_LOCAL);
+	assert_non_null(h);
+	assert_int_equal(jvm__check(getpid()), 1);
+	/* left mapped: a libjvm.so is not made to be unloaded */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +166,7 @@ int main(void)
 		cmocka_unit_test(test_merge_scales_exactly),
 		cmocka_unit_test(test_start_without_library),
 		cmocka_unit_test(test_probe_non_jvm),
+		cmocka_unit_test(test_recognized_by_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
