@@ -1,14 +1,15 @@
 # kiln — one non-recursive Makefile. Quiet unless V=1.
-#   make            build build/kiln (and build/libkiln-jvm.so when a JDK is present)
+#   make            install deps, build build/kiln (and build/libkiln-jvm.so when a JDK is present)
 #   make run        install deps, build, profile this machine
 #   make test       install deps, build, run unit tests (ASan/UBSan) and end-to-end tests
 #   make unit       unit tests only;  make e2e [E2E=pattern]  end-to-end tests only
+#   make bpf        BPF programs and their skeletons only (needs clang and bpftool)
 
 CC      ?= cc
 V       ?= 0
 Q       := $(if $(filter 1,$(V)),,@)
 BUILD   := build
-PKGS    := libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash
+PKGS    := libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -30,7 +31,15 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
 
 .PHONY: all run test unit e2e deps clean bench
+# From nothing: these goals install the Debian packages first, then run again as a sub-make,
+# whose PKG_CFLAGS and PKG_LIBS are read once pkg-config and the -dev packages are there.
+ifndef KILN_DEPS_DONE
+.NOTPARALLEL:	# one sub-make at a time (`make -j2 unit e2e`); each one still builds with -j
+all run test unit e2e: deps
+	$(Q)$(MAKE) --no-print-directory KILN_DEPS_DONE=1 $@
+else
 all: $(BUILD)/kiln $(if $(wildcard src/jvm/*.c),$(BUILD)/libkiln-jvm.so)
+endif
 
 deps:
 	$(Q)./scripts/install-deps.sh
@@ -77,6 +86,38 @@ $(BUILD)/san/assets.o: $(BUILD)/gen/assets.S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -c -o $@ $<
 
+# BPF programs: src/D/N.bpf.c is compiled by clang for the BPF target against the running
+# kernel's types (build/gen/vmlinux.h, dumped from its BTF by bpftool) into
+# build/gen/D/N.bpf.o, which bpftool wraps into the libbpf skeleton build/gen/D/N.skel.h
+# (struct N_bpf, N_bpf__open/load/attach/destroy; include it as "D/N.skel.h"). They are not
+# part of libkiln: a target that includes a skeleton lists it as a prerequisite.
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+BPF_SRCS := $(sort $(shell find src -name '*.bpf.c'))
+BPF_SKELS := $(BPF_SRCS:src/%.bpf.c=$(BUILD)/gen/%.skel.h)
+.SECONDARY: $(BPF_SRCS:src/%.bpf.c=$(BUILD)/gen/%.bpf.o)
+.PHONY: bpf
+bpf: $(BPF_SKELS)
+need-tool = command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' not found: building $@ needs it ($(2), see scripts/deps/build.txt)" >&2; exit 1; }
+
+$(BUILD)/gen/vmlinux.h:
+	@$(call need-tool,$(BPFTOOL),bpftool)
+	@test -r /sys/kernel/btf/vmlinux || { echo "error: '/sys/kernel/btf/vmlinux' is not readable: building $@ needs a kernel with BTF (CONFIG_DEBUG_INFO_BTF=y)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/%.bpf.o: src/%.bpf.c $(BUILD)/gen/vmlinux.h
+	@$(call need-tool,$(CLANG),clang)
+	@mkdir -p $(dir $@)
+	@echo "  BPF     $<"
+	$(Q)$(CLANG) -target bpf -g -O2 -Wall -Werror -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/gen -MMD -MP -c -o $@ $<
+$(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
+	@$(call need-tool,$(BPFTOOL),bpftool)
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/tests/test_bpf_probe: $(BUILD)/gen/bpf/probe.skel.h
+
 # The JVMTI agent is a separate shared library loaded into target JVMs.
 $(BUILD)/libkiln-jvm.so: $(wildcard src/jvm/*.c src/jvm/*.h)
 	@mkdir -p $(dir $@)
@@ -89,19 +130,22 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkiln-san.a
 	@echo "  CC-TEST $<"
 	$(Q)$(CC) -O1 $(SAN) $(CFLAGS_COMMON) -Itests/unit -o $@ $< $(BUILD)/libkiln-san.a $(LDLIBS) -lcmocka
 
-run: deps all
+ifdef KILN_DEPS_DONE
+run: all
 	$(Q)./scripts/run.sh
 
-unit: deps $(UNIT_BINS)
+unit: $(UNIT_BINS)
 	$(Q)./tests/run-unit.sh $(UNIT_BINS)
 
-e2e: deps all
+e2e: all
 	$(Q)./tests/run-e2e.sh $(E2E)
 
-test: deps all $(UNIT_BINS)
+test: all $(UNIT_BINS)
 	$(Q)./tests/run-all.sh $(UNIT_BINS)
+endif
 
+# --one-file-system: never into what a tests/fresh/run.sh chroot (build/fresh) has mounted
 clean:
-	rm -rf $(BUILD)
+	rm -rf --one-file-system $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/fresh -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -3,17 +3,24 @@
 # Idempotent: installs only what is missing, and runs apt-get update at most once.
 # Package lists live in scripts/deps/*.txt, one package per line (# comments allowed),
 # one file per area, so that each part of kiln names what it needs.
+# A package counts as present when an installed package provides it: a nodejs build that
+# includes npm provides (and conflicts with) Debian's npm, which must not replace it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mapfile -t wanted < <(cat "$here"/deps/*.txt | sed 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
+have=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Provides}\n' 2>/dev/null |
+	awk '$1 == "ii" { $1 = ""; gsub(/\([^)]*\)|,/, " "); for (i = 1; i <= NF; i++) { sub(/:.*/, "", $i); print $i } }' | sort -u)
 missing=()
 for p in "${wanted[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	grep -qxF "$p" <<< "$have" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}"
 SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo > /dev/null || { echo "install-deps: not root and no sudo; run as root" >&2; exit 1; }
+	SUDO=sudo
+fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

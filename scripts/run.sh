@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: start kiln serve (embedded SQLite store and web UI on 127.0.0.1:4040) and a
 # continuous kiln record that uploads each session to it, until Ctrl-C.
-# KILN_PORT, KILN_DATA, KILN_OUT, KILN_DURATION (seconds per session) and KILN_FREQ override.
+# KILN_PORT, KILN_DATA, KILN_OUT, KILN_DURATION (seconds per session), KILN_FREQ (Hz) and
+# KILN_TOKEN (the upload token; default: random, kept in $KILN_DATA/.run-token) override.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${KILN_PORT:-4040}

@@ -50,6 +50,8 @@ static void fill_header(const struct flush_parts *s, const struct flush_info *in
 	json_object_set_new(h, "kernel_version", json_string(un.version));
 	json_object_set_new(h, "cpu_count", json_integer(in->nr_cpus));
 	json_object_set_new(h, "frequency", json_integer(in->freq));
+	/* what a sample stands for: samples/count (the default type), cpu time per sample */
+	profile__set_period(p, "cpu", "nanoseconds", in->freq ? (1000000000 + in->freq / 2) / in->freq : 0);
 	json_object_set_new(h, "perf_mode", json_string(in->perf_mode));
 	json_object_set_new(h, "agent_version", json_string(KILN_VERSION));
 	json_object_set_new(h, "samples", json_integer((json_int_t)stacks__samples(s->stacks)));

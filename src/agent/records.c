@@ -113,6 +113,10 @@ void records__handle(struct record_decoder *s, const struct perf_event_header *h
 {
 	struct cur c = { rec + sizeof(*hdr), rec + hdr->size, false };
 
+	if (hdr->size < sizeof(*hdr)) {
+		s->stats.bad++;
+		return;
+	}
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE: {
 		struct sampler_sample smp;

@@ -1,6 +1,6 @@
 /* Decoding of perf records (PERF_RECORD_SAMPLE with the sampler's sample_type, MMAP2,
  * COMM, FORK, EXIT, LOST, THROTTLE) into the sampler's callbacks. Nothing in a record is
- * trusted: lengths are checked against the record's size. Internal to agent/sampler.c. */
+ * trusted: lengths are checked against the record's size. Internal to agent/source_perf.c. */
 #ifndef KILN_AGENT_RECORDS_H
 #define KILN_AGENT_RECORDS_H
 

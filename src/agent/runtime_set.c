@@ -177,8 +177,11 @@ static size_t merge_one(struct runtime_set *rs, size_t i, struct stacks *st,
 			continue;
 		}
 		uint64_t total = stacks__take_threads(st, r[k].pid, is_covered_tid, &r[k]);
-		const char *prefix[] = { "0", proc->container, proc->comm };
-		if (runtime_stacks__merge(&r[k], p, prefix, 3, total))
+		/* the labels stacks.c gives the process's native stacks */
+		struct profile_label lab[2] = { { "process", proc->comm },
+						{ "container", proc->container } };
+		uint32_t labels = profile__labelset(p, lab, proc->container[0] ? 2 : 1);
+		if (runtime_stacks__merge(&r[k], p, NULL, 0, labels, total))
 			merged++;
 	}
 	return merged;

@@ -1,13 +1,11 @@
-/* The sampler: one perf_event per online CPU (software cpu-clock at a frequency) whose
- * mmap ring buffers carry the samples and the sideband records (COMM, MMAP2, FORK, EXIT)
- * that keep the process table right. One reader thread waits on all rings through one
- * epoll set (the kernel wakes it by watermark, not per sample, or at least every second)
- * and moves their records into a queue in memory, so that the kernel's rings stay drained while the
- * consumer unwinds, symbolizes or is descheduled.
+/* The sampler: the agent's source of samples and of the sideband records (COMM, MMAP2,
+ * FORK, EXIT) that keep the process table right, behind one interface. Which source runs
+ * is the config's kind: perf_event rings (agent/source_perf.c, the default) today; a BPF
+ * program can be another source next to it (agent/sample_source.h is their contract).
  *
  * The consumer (the thread calling sampler__poll/drain) gets the records decoded into the
- * structures below through callbacks. Pointers in them are valid only during the
- * callback. The sampler is used by one consumer thread. */
+ * structures below through callbacks, whatever the source. Pointers in them are valid only
+ * during the callback. The sampler is used by one consumer thread. */
 #ifndef KILN_AGENT_SAMPLER_H
 #define KILN_AGENT_SAMPLER_H
 
@@ -21,16 +19,29 @@
 /* Largest user stack copy the kernel accepts (u16 size, 8-byte aligned). */
 #define SAMPLER_MAX_STACK_SIZE 65528u
 
+/* Where the samples come from. 0 is the default, so that a zeroed config is valid. */
+enum sampler_kind {
+	SAMPLER_PERF = 0,	/* one cpu-clock perf_event per online CPU (source_perf.h) */
+	SAMPLER_NR_KINDS
+};
+
+struct perf_source_opts;	/* agent/source_perf.h */
+
 struct sampler_config {
-	unsigned freq;		/* samples per second per CPU */
+	enum sampler_kind kind;
+	unsigned freq;		/* samples per second per CPU (at least 1) */
 	bool callchain;		/* kernel (+ user unless user_regs_stack) callchains */
-	bool user_regs_stack;	/* PERF_SAMPLE_REGS_USER + STACK_USER for CFI unwinding */
-	uint32_t stack_size;	/* bytes of user stack copied per sample (multiple of 8) */
-	unsigned ring_pages;	/* data pages per CPU ring (power of two); 0: about a second of samples */
-	bool wake_per_sample;	/* the reader can be woken for every sample (see
-				 * sampler__set_eager) instead of by watermark: a runtime
-				 * reader (Python) reads a thread's stack when its sample is
-				 * decoded, so the sample must reach it at once */
+	bool user_regs_stack;	/* user registers (ip, sp, bp) and a stack copy for CFI
+				 * unwinding */
+	uint32_t stack_size;	/* bytes of user stack copied per sample (multiple of 8, at
+				 * most SAMPLER_MAX_STACK_SIZE; with user_regs_stack only) */
+	bool wake_per_sample;	/* samples can be delivered as they happen (see
+				 * sampler__set_eager) instead of in batches: a runtime reader
+				 * (Python) reads a thread's stack when its sample is decoded,
+				 * so the sample must reach it at once */
+	/* The source's own settings (ring sizes and the like), NULL for its defaults. Only
+	 * the one of kind is read; the sampler copies what it keeps. */
+	const struct perf_source_opts *perf;
 };
 
 struct sampler_sample {
@@ -62,20 +73,23 @@ struct sampler_stats {
 	uint64_t lost;		/* records the kernel dropped (PERF_RECORD_LOST) */
 	uint64_t throttled;	/* throttle events */
 	uint64_t bad;		/* records that failed to decode */
-	uint64_t wakeups;	/* reader-thread wakeups by watermark or kick */
-	uint64_t queue_full;	/* times the reader found the queue full (records waited) */
+	uint64_t wakeups;	/* times the source woke its reader (perf: by watermark) */
+	uint64_t queue_full;	/* times the reader found its queue full (records waited) */
 };
 
 struct sampler;
 
-/* Opens one event per online CPU and maps its ring. The events start disabled.
- * Returns 0 and *out, or a negative errno (-EACCES/-EPERM: not privileged) with a message
- * in err. */
+/* Opens the source cfg->kind names (perf: one event per online CPU and its ring), disabled
+ * until sampler__enable. Returns 0 and *out, or a negative errno with a message in err:
+ * -EINVAL for a config the source refuses (an unknown kind, no frequency, a bad stack
+ * size), -EACCES/-EPERM when not privileged. */
 int sampler__open(const struct sampler_config *cfg, struct sampler **out, char *err,
 		  size_t errlen);
-/* Closes the events and unmaps the rings. Accepts NULL. */
+/* Stops the source and frees everything it holds (events, rings, threads). Accepts NULL. */
 void sampler__free(struct sampler *s);
 
+/* Starts and stops sampling (sideband records are only guaranteed while enabled).
+ * Return 0 or a negative errno. */
 int sampler__enable(struct sampler *s);
 int sampler__disable(struct sampler *s);
 
@@ -83,18 +97,21 @@ int sampler__disable(struct sampler *s);
  * timeout_ms for the reader to queue some. Returns the number of records decoded, -EINTR
  * when a signal interrupted the wait, or another negative errno. */
 int sampler__poll(struct sampler *s, int timeout_ms, const struct sampler_handlers *h);
-/* Has the reader move everything the kernel's rings hold now, and decodes it all (waits
- * 2 s at most). Returns the number of records decoded, or a negative errno. */
+/* Decodes everything the source holds now, the kernel's buffers included (waits 2 s at
+ * most). Returns the number of records decoded, or a negative errno. */
 int sampler__drain(struct sampler *s, const struct sampler_handlers *h);
 
-/* With wake_per_sample: whether every sample wakes the reader (eager: while a process a
- * runtime reader follows is alive) or the reader drains on a timer short enough that no
- * ring fills (lazy, the start: a wakeup per sample costs CPU nobody needs then). No-op
+/* With wake_per_sample: whether every sample is delivered at once (eager: while a process
+ * a runtime reader follows is alive) or in batches often enough that the source loses
+ * nothing (lazy, the start: a wakeup per sample costs CPU nobody needs then). No-op
  * without wake_per_sample. Returns 0 or a negative errno. */
 int sampler__set_eager(struct sampler *s, bool eager);
 
 /* Counters since sampler__open. */
 struct sampler_stats sampler__stats(const struct sampler *s);
+/* The number of CPUs sampled. */
 unsigned sampler__nr_cpus(const struct sampler *s);
+/* The source's name ("perf"). */
+const char *sampler__kind_name(const struct sampler *s);
 
 #endif

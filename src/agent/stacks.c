@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/col.h"
 #include "util/hashmap.h"
 #include "util/strbuf.h"
 
@@ -138,7 +137,6 @@ struct symctx {
 
 static uint32_t intern_sb(struct symctx *c)
 {
-	col__sanitize_frame(c->sb.buf);
 	return profile__intern(c->p, c->sb.buf, strlen(c->sb.buf));
 }
 
@@ -235,14 +233,9 @@ static void symbolize_one(struct symctx *c, const uint64_t *k, uint64_t count)
 	char comm[17] = { 0 };
 
 	c->nr_ids = 0;
-	push(c, profile__intern_str(c->p, "0"));
-	strbuf_reset(&c->sb);
-	strbuf_addstr(&c->sb, proc->container);
-	push(c, intern_sb(c));
 	memcpy(comm, &k[K_COMM0], 16);
-	strbuf_reset(&c->sb);
-	strbuf_addstr(&c->sb, comm);
-	push(c, intern_sb(c));
+	struct profile_label lab[2] = { { "process", comm }, { "container", proc->container } };
+	uint32_t labels = profile__labelset(c->p, lab, proc->container[0] ? 2 : 1);
 	if (proc->skip_reason[0]) {
 		strbuf_reset(&c->sb);
 		strbuf_addf(&c->sb, "[Profiling skipped: %s]", proc->skip_reason);
@@ -280,7 +273,7 @@ static void symbolize_one(struct symctx *c, const uint64_t *k, uint64_t count)
 		uint64_t pc = kips[nk - 1 - i];
 		push(c, kernel_frame(c, nk - 1 - i > 0 && pc ? pc - 1 : pc));
 	}
-	profile__add(c->p, c->ids, (uint32_t)c->nr_ids, count);
+	profile__add_labeled(c->p, c->ids, (uint32_t)c->nr_ids, labels, count);
 }
 
 void stacks__symbolize(struct stacks *st, struct symbolizer *sym, struct profile *p,

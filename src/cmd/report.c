@@ -84,28 +84,6 @@ static struct profile *load(const char *path, const struct report_args *a)
 	return p;
 }
 
-/* A copy of p without the first skip frames of each stack, with p's metadata. */
-static struct profile *strip(const struct profile *p, unsigned skip)
-{
-	struct profile *q = profile__new();
-	const json_t *meta = profile__meta_const(p);
-	const char *key;
-	json_t *v;
-
-	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
-		struct profile_stack s = profile__stack(p, i);
-		uint32_t from = s.depth < skip ? s.depth : skip;
-		const char **names = xmalloc((s.depth - from + 1) * sizeof(*names));
-		for (uint32_t j = from; j < s.depth; j++)
-			names[j - from] = profile__name(p, s.frames[j]);
-		profile__add_names(q, names, s.depth - from, s.count);
-		free(names);
-	}
-	json_object_foreach((json_t *)meta, key, v)
-		json_object_set(profile__meta(q), key, v);
-	return q;
-}
-
 static int write_output(FILE *f, struct profile *p, const char *in, const struct report_args *a)
 {
 	unsigned skip = input__col_prefix(p);
@@ -123,7 +101,7 @@ static int write_output(FILE *f, struct profile *p, const char *in, const struct
 		return top__write(f, p, skip ? COL_PREFIX_FRAMES : 0, a->limit);
 	case OUT_FOLDED:
 	case OUT_PPROF:
-		q = strip(p, skip);
+		q = col__split_prefix(p, true);	/* the process stays the root frame */
 		if (a->format == OUT_FOLDED) {
 			ret = col__write(f, q, false);
 		} else {

@@ -20,6 +20,8 @@ static void usage(FILE *f)
 		"  --listen ADDR:PORT      address to serve on, [IPV6]:PORT too (default %s;\n"
 		"                          port 0 picks one)\n"
 		"  --data-dir DIR          where the SQLite database lives (default ./kiln-data)\n"
+		"  --storage URL           where profiles are stored: sqlite:PATH or a directory\n"
+		"                          (default: the data dir)\n"
 		"  --retention-days N      keep raw data N days, hourly 4N, daily 16N (default 30;\n"
 		"                          0 keeps everything)\n"
 		"  --token T               accept uploads with this token (repeatable); without any\n"
@@ -69,6 +71,7 @@ int cmd_serve(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "data-dir", required_argument, NULL, 'd' },
+		{ "storage", required_argument, NULL, 's' },
 		{ "retention-days", required_argument, NULL, 'r' },
 		{ "token", required_argument, NULL, 't' },
 		{ "tokens-file", required_argument, NULL, 'T' },
@@ -81,6 +84,7 @@ int cmd_serve(int argc, char **argv)
 	};
 	struct server_options opts = { .listen = SERVER_DEFAULT_LISTEN, .data_dir = "kiln-data",
 				       .retention_days = 30 };
+	const char *data_dir = NULL, *storage = NULL;
 	char **tokens = NULL, err[512];
 	size_t nr_tokens = 0;
 	unsigned long long v;
@@ -92,7 +96,8 @@ int cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "vqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': opts.listen = optarg; break;
-		case 'd': opts.data_dir = optarg; break;
+		case 'd': data_dir = optarg; break;
+		case 's': storage = optarg; break;
 		case 'r':
 			if (!parse_num(optarg, 100000, &v))
 				goto bad;
@@ -128,6 +133,12 @@ int cmd_serve(int argc, char **argv)
 		log_error("unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
+	if (data_dir && storage) {
+		log_error("--data-dir and --storage both say where profiles are stored: give one");
+		goto out;
+	}
+	if (storage || data_dir)
+		opts.data_dir = storage ? storage : data_dir;
 	opts.tokens = (const char *const *)tokens;
 	opts.nr_tokens = nr_tokens;
 

@@ -7,6 +7,19 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 
+/* Writes s escaped as col__sanitize_frame does. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == ';')
+			putc('|', f);
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			putc(' ', f);
+		else
+			putc(*s, f);
+	}
+}
+
 int col__write(FILE *f, const struct profile *p, bool with_header)
 {
 	if (with_header) {
@@ -18,12 +31,23 @@ int col__write(FILE *f, const struct profile *p, bool with_header)
 	}
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
 		struct profile_stack s = profile__stack(p, i);
+		const char *process = with_header ? profile__label(p, s.labels, COL_LABEL_PROCESS)
+						  : NULL;
 		if (!s.count)
 			continue;
+		if (process) {
+			const char *container = profile__label(p, s.labels, COL_LABEL_CONTAINER);
+			fputs("0;", f);
+			put_escaped(f, container ? container : "");
+			putc(';', f);
+			put_escaped(f, process);
+			if (s.depth)
+				putc(';', f);
+		}
 		for (uint32_t j = 0; j < s.depth; j++) {
 			if (j)
 				fputc(';', f);
-			fputs(profile__name(p, s.frames[j]), f);
+			put_escaped(f, profile__name(p, s.frames[j]));
 		}
 		fprintf(f, " %llu\n", (unsigned long long)s.count);
 	}
@@ -136,4 +160,84 @@ char *col__sanitize_frame(char *name)
 			*c = ' ';
 	}
 	return name;
+}
+
+/* The first frame of s is an app-metadata index and s has the two prefix fields after it. */
+static bool stack_has_prefix(const struct profile *p, const struct profile_stack *s)
+{
+	const char *idx;
+
+	if (s->depth < COL_PREFIX_FRAMES)
+		return false;
+	idx = profile__name(p, s->frames[0]);
+	return *idx && strspn(idx, "0123456789") == strlen(idx);
+}
+
+bool col__has_prefix(const struct profile *p)
+{
+	size_t n = profile__nr_stacks(p);
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct profile_stack s = profile__stack(p, i);
+		if (!stack_has_prefix(p, &s))
+			return false;
+	}
+	return true;
+}
+
+struct profile *col__split_prefix(const struct profile *p, bool keep_process)
+{
+	struct profile *q = profile__new();
+	struct profile_type *types = xmalloc(profile__nr_types(p) * sizeof(*types));
+	struct profile_label *lab = NULL;
+	uint32_t *ids = NULL;
+	size_t alloc_ids = 0, alloc_lab = 0;
+	struct profile_type pt;
+	int64_t period;
+	const char *key;
+	json_t *v;
+	bool all = col__has_prefix(p);
+
+	for (size_t i = 0; i < profile__nr_types(p); i++)
+		types[i] = profile__type(p, i);
+	profile__set_types(q, types, profile__nr_types(p));
+	free(types);
+	if (profile__period(p, &pt, &period))
+		profile__set_period(q, pt.type, pt.unit, period);
+	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
+		struct profile_stack s = profile__stack(p, i);
+		bool prefix = all;
+		uint32_t from = prefix ? COL_PREFIX_FRAMES - keep_process : 0, nl = 0;
+		size_t n;
+		const struct profile_label *old = profile__labels(p, s.labels, &n);
+
+		if (n + 2 > alloc_lab) {
+			alloc_lab = n + 2;
+			lab = xrealloc(lab, alloc_lab * sizeof(*lab));
+		}
+		if (n)
+			memcpy(lab, old, n * sizeof(*lab));
+		nl = (uint32_t)n;
+		if (prefix) {
+			const char *container = profile__name(p, s.frames[1]);
+			if (*container)
+				lab[nl++] = (struct profile_label){ COL_LABEL_CONTAINER, container };
+			lab[nl++] = (struct profile_label){ COL_LABEL_PROCESS,
+							    profile__name(p, s.frames[2]) };
+		}
+		if (s.depth > alloc_ids) {
+			alloc_ids = s.depth;
+			ids = xrealloc(ids, alloc_ids * sizeof(*ids));
+		}
+		for (uint32_t j = from; j < s.depth; j++)
+			ids[j - from] = profile__intern_str(q, profile__name(p, s.frames[j]));
+		profile__add_values(q, ids, s.depth - from, profile__labelset(q, lab, nl), s.values);
+	}
+	json_object_foreach((json_t *)profile__meta_const(p), key, v)
+		json_object_set(profile__meta(q), key, v);
+	free(ids);
+	free(lab);
+	return q;
 }

@@ -97,18 +97,5 @@ int input__load(struct profile *p, const void *data, size_t len, enum input_form
 
 unsigned input__col_prefix(const struct profile *p)
 {
-	size_t n = profile__nr_stacks(p);
-
-	if (!n)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		struct profile_stack s = profile__stack(p, i);
-		const char *idx;
-		if (s.depth < COL_PREFIX_FRAMES)
-			return 0;
-		idx = profile__name(p, s.frames[0]);
-		if (!*idx || strspn(idx, "0123456789") != strlen(idx))
-			return 0;
-	}
-	return COL_PREFIX_FRAMES - 1;
+	return col__has_prefix(p) ? COL_PREFIX_FRAMES - 1 : 0;
 }

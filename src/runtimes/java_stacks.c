@@ -154,5 +154,5 @@ uint64_t java_result__merge(const struct java_result *r, struct profile *dst,
 {
 	struct runtime_stacks v = view(r);
 
-	return runtime_stacks__merge(&v, dst, prefix, nr_prefix, total);
+	return runtime_stacks__merge(&v, dst, prefix, nr_prefix, 0, total);
 }

@@ -38,7 +38,8 @@ static int by_rem_desc(const void *a, const void *b)
 }
 
 uint64_t runtime_stacks__merge(const struct runtime_stacks *r, struct profile *dst,
-			       const char *const *prefix, size_t nr_prefix, uint64_t total)
+			       const char *const *prefix, size_t nr_prefix, uint32_t labels,
+			       uint64_t total)
 {
 	size_t n = r->stacks ? profile__nr_stacks(r->stacks) : 0;
 	struct share *sh;
@@ -73,7 +74,8 @@ uint64_t runtime_stacks__merge(const struct runtime_stacks *r, struct profile *d
 		for (uint32_t k = 0; k < st.depth; k++)
 			ids[nr_prefix + k] =
 				profile__intern_str(dst, profile__name(r->stacks, st.frames[k]));
-		profile__add(dst, ids, (uint32_t)(nr_prefix + st.depth), sh[i].count);
+		profile__add_labeled(dst, ids, (uint32_t)(nr_prefix + st.depth), labels,
+				     sh[i].count);
 	}
 	free(ids);
 	free(sh);

@@ -129,12 +129,14 @@ struct runtime_ops {
 	void (*stop)(struct runtime_collector *c);
 };
 
-/* Adds the stacks of r to dst, each after the prefix frames prefix[0..nr_prefix) (the
- * process prefix of the .col layout), with counts scaled to sum to exactly total (largest
- * remainder; stacks that round to 0 are left out): the replace merge. Returns the samples
- * added: total, or 0 when r has no stacks or total is 0. */
+/* Adds the stacks of r to dst with label set labels (an id of dst: the process's
+ * labels), each after the frames prefix[0..nr_prefix) (may be 0), with counts scaled to
+ * sum to exactly total (largest remainder; stacks that round to 0 are left out): the
+ * replace merge. Returns the samples added: total, or 0 when r has no stacks or total is
+ * 0. */
 uint64_t runtime_stacks__merge(const struct runtime_stacks *r, struct profile *dst,
-			       const char *const *prefix, size_t nr_prefix, uint64_t total);
+			       const char *const *prefix, size_t nr_prefix, uint32_t labels,
+			       uint64_t total);
 
 /* Whether host thread tid is one of r's threads. */
 bool runtime_stacks__has_tid(const struct runtime_stacks *r, pid_t tid);

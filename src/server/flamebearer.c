@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/rows.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
 #include "util/strbuf.h"
 
 /* Deeper frames are cut (emit() recurses once per level). */

@@ -80,12 +80,26 @@ void ingest__push(struct request *r, struct response *resp);
 /* Shared by the ingest handlers. Stores put under the server's lock; on failure sets a
  * 422/507/500 error and returns a negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
-/* Parses pprof data with the first sample type it has among the ones kiln knows (cpu,
- * wall, samples, space, objects, ...) into p and names the service: "app" with CPU
- * samples becomes "app.cpu" (unless app already ends with a type suffix); *service is
- * malloc'ed. Returns 0; -ENOENT when no sample type is known; -EINVAL with err set. */
+/* One series of a parsed pprof: which sample type of the profile, the service it goes
+ * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id
+ * (profile/ptype.h) and Pyroscope units. */
+struct pprof_series {
+	size_t index;
+	char *service;
+	char *profile_type;
+	const char *units;
+};
+
+/* Parses pprof data into p with every sample type, and lists in *out (malloc'd, *n
+ * entries, free with ingest__free_series) one series per sample type, the preferred
+ * type of each service first (samples before cpu): app (without a type suffix it may
+ * end with) plus the type's suffix, the id's name part pushed_name (Pyroscope's
+ * __name__; NULL: from the type). Returns 0; -ENOENT when the profile has no sample
+ * type kiln can name a service after; -EINVAL with err set. */
 int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const char *app,
-			char **service, char *err, size_t errlen);
+			const char *pushed_name, struct pprof_series **out, size_t *n, char *err,
+			size_t errlen);
+void ingest__free_series(struct pprof_series *v, size_t n);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);

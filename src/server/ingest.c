@@ -12,6 +12,7 @@
 
 #include "format/col.h"
 #include "format/pprof.h"
+#include "profile/ptype.h"
 #include "server/multipart.h"
 #include "server/selector.h"
 #include "util/hashmap.h"
@@ -32,26 +33,6 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 	return ret;
 }
 
-/* True when every stack starts with gProfiler's prefix (a numeric metadata index, the
- * container, the process) and has at least one frame below it. */
-static bool has_col_prefix(const struct profile *p)
-{
-	size_t n = profile__nr_stacks(p);
-
-	if (!n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		struct profile_stack s = profile__stack(p, i);
-		const char *idx;
-		if (s.depth < COL_PREFIX_FRAMES)
-			return false;
-		idx = profile__name(p, s.frames[0]);
-		if (!*idx || strspn(idx, "0123456789") != strlen(idx))
-			return false;
-	}
-	return true;
-}
-
 /* The sampling frequency from a .col header: kiln's "frequency", gProfiler's
  * "sampling_frequency" at the top or in "metadata". 0 when unknown. */
 static uint32_t col_frequency(json_t *meta)
@@ -66,28 +47,31 @@ static uint32_t col_frequency(json_t *meta)
 	return f > 0 && f < 1000000 ? (uint32_t)f : 0;
 }
 
-/* Splits a .col profile into series per (container, process) and stores it. */
+/* Splits a .col profile into series per (container, process) and stores it, the process
+ * name kept as the root frame, as gProfiler's studio does. */
 static int put_col(struct request *r, struct response *resp, const char *service,
-		   const char *host, int64_t from, int64_t until, struct profile *p)
+		   const char *host, int64_t from, int64_t until, struct profile *col)
 {
+	struct profile *p = col__split_prefix(col, true);
 	size_t nr_stacks = profile__nr_stacks(p), nr_series = 0;
 	uint32_t *stack_series = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*stack_series));
 	struct labels *series = NULL;
 	struct hashmap *ids = hashmap__new();
 	struct strbuf key = STRBUF_INIT;
-	bool prefix = has_col_prefix(p);
 	int ret;
 
 	for (size_t i = 0; i < nr_stacks || (!nr_stacks && !nr_series); i++) {
-		const char *container = "", *process = NULL;
+		const char *container = NULL, *process = NULL;
 		bool created;
 		void **slot;
 
-		if (prefix) {
+		if (nr_stacks) {
 			struct profile_stack s = profile__stack(p, i);
-			container = profile__name(p, s.frames[1]);
-			process = profile__name(p, s.frames[2]);
+			container = profile__label(p, s.labels, COL_LABEL_CONTAINER);
+			process = profile__label(p, s.labels, COL_LABEL_PROCESS);
 		}
+		if (!container)
+			container = "";
 		strbuf_reset(&key);
 		strbuf_addf(&key, "%s%c%s", container, 0, process ? process : "");
 		slot = hashmap__insert(ids, key.buf, key.len, &created);
@@ -110,9 +94,7 @@ static int put_col(struct request *r, struct response *resp, const char *service
 	struct store_put put = {
 		.service = service, .from = from, .until = until, .profile = p,
 		.series = series, .nr_series = nr_series, .stack_series = stack_series,
-		/* keep the process name as the root frame, as gProfiler's studio does */
-		.skip = prefix ? COL_PREFIX_FRAMES - 1 : 0,
-		.units = "samples", .spy_name = "kiln",
+		.profile_type = PTYPE_CPU_SAMPLES, .units = "samples", .spy_name = "kiln",
 		.sample_rate = col_frequency(profile__meta(p)),
 	};
 	ret = ingest__store(r, resp, &put);
@@ -122,6 +104,7 @@ static int put_col(struct request *r, struct response *resp, const char *service
 	free(stack_series);
 	hashmap__free(ids);
 	strbuf_release(&key);
+	profile__free(p);
 	return ret;
 }
 
@@ -217,40 +200,71 @@ static void parse_lines(struct profile *p, const char *text, size_t len)
 	}
 }
 
-/* pprof sample types in order of preference, with the Pyroscope name suffix of each. */
-static const struct { const char *type, *suffix; } pprof_types[] = {
-	{ "samples", "cpu" }, { "cpu", "cpu" }, { "wall", "wall" },
-	{ "inuse_space", "inuse_space" }, { "space", "inuse_space" },
-	{ "inuse_objects", "inuse_objects" }, { "objects", "inuse_objects" },
-	{ "alloc_space", "alloc_space" }, { "alloc_objects", "alloc_objects" },
-	{ "contentions", "mutex_count" }, { "delay", "mutex_duration" },
-	{ "goroutine", "goroutines" },
+struct ranked {
+	struct pprof_series s;
+	int rank;
 };
 
+static int by_rank(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->s.index < y->s.index ? -1 : x->s.index > y->s.index;
+}
+
 int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const char *app,
-			char **service, char *err, size_t errlen)
+			const char *pushed_name, struct pprof_series **out, size_t *n, char *err,
+			size_t errlen)
 {
 	const char *dot = strrchr(app, '.');
+	size_t base = dot && ptype__legacy(dot + 1) ? (size_t)(dot - app) : strlen(app);
+	size_t nt, nr = 0;
+	struct ranked *v;
 	struct strbuf sb = STRBUF_INIT;
-	int ret = -EINVAL;
-	size_t i;
 
-	for (i = 0; i < sizeof(pprof_types) / sizeof(pprof_types[0]); i++) {
-		ret = pprof__parse(p, data, len, pprof_types[i].type, err, errlen);
-		if (!ret)
-			break;
+	*out = NULL;
+	*n = 0;
+	if (pprof__parse(p, data, len, NULL, err, errlen))
+		return -EINVAL;
+	nt = profile__nr_types(p);
+	v = xcalloc(nt, sizeof(*v));
+	for (size_t i = 0; i < nt; i++) {
+		struct profile_type t = profile__type(p, i);
+		const char *suffix = ptype__suffix(t.type, &v[nr].rank);
+		if (!suffix)
+			continue;
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%.*s.%s", (int)base, app, suffix);
+		v[nr].s.service = xstrdup(sb.buf);
+		strbuf_reset(&sb);
+		ptype__id(&sb, p, i, pushed_name);
+		v[nr].s.profile_type = xstrdup(sb.buf);
+		v[nr].s.units = ptype__units(t.type, t.unit);
+		v[nr++].s.index = i;
 	}
-	if (ret)
-		return pprof__parse(p, data, len, NULL, err, errlen) ? -EINVAL : -ENOENT;
-	for (size_t j = 0; dot && j < sizeof(pprof_types) / sizeof(pprof_types[0]); j++) {
-		if (!strcmp(dot + 1, pprof_types[j].suffix)) {
-			*service = xstrdup(app);
-			return 0;
-		}
+	strbuf_release(&sb);
+	if (!nr) {
+		free(v);
+		return -ENOENT;
 	}
-	strbuf_addf(&sb, "%s.%s", app, pprof_types[i].suffix);
-	*service = strbuf_detach(&sb, NULL);
+	qsort(v, nr, sizeof(*v), by_rank);
+	*out = xmalloc(nr * sizeof(**out));
+	for (size_t i = 0; i < nr; i++)
+		(*out)[i] = v[i].s;
+	*n = nr;
+	free(v);
 	return 0;
+}
+
+void ingest__free_series(struct pprof_series *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].service);
+		free(v[i].profile_type);
+	}
+	free(v);
 }
 
 /* Accepts NULL or a short word of [A-Za-z0-9_.-] (spyName, units). */
@@ -273,10 +287,11 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	struct store_query q;
 	struct labels labels;
 	struct profile *p = profile__new();
-	char err[256], *service = NULL;
+	char err[256];
 	int64_t now = req__now(), from = now, until = now;
 	unsigned long rate = 0;
-	bool pprof = false;
+	struct pprof_series *ps = NULL, legacy;
+	size_t nps = 0;
 	int ret;
 
 	store_query_init(&q);
@@ -326,16 +341,15 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			resp__error(resp, 422, "%s", ret == -ENOENT ? "multipart body has no 'profile' part" : err);
 			goto out;
 		}
-		pprof = true;
-		ret = ingest__parse_pprof(p, data, len, q.service, &service, err, sizeof(err));
+		ret = ingest__parse_pprof(p, data, len, q.service, NULL, &ps, &nps, err, sizeof(err));
 	} else if (!format || !strcmp(format, "folded") || !strcmp(format, "groups")) {
 		ret = col__parse(p, r->body.buf, r->body.len, err, sizeof(err));
 	} else if (!strcmp(format, "lines")) {
 		parse_lines(p, r->body.buf, r->body.len);
 		ret = 0;
 	} else if (!strcmp(format, "pprof")) {
-		pprof = true;
-		ret = ingest__parse_pprof(p, r->body.buf, r->body.len, q.service, &service, err, sizeof(err));
+		ret = ingest__parse_pprof(p, r->body.buf, r->body.len, q.service, NULL, &ps, &nps,
+					  err, sizeof(err));
 	} else {
 		resp__error(resp, 422, "unsupported format '%.32s': use folded, lines or pprof", format);
 		goto out;
@@ -349,26 +363,32 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 		resp__error(resp, 422, "failed to parse profile: %s", err);
 		goto out;
 	}
-	if (!service)
-		service = xstrdup(q.service);
-	selector__to_labels(&q, &labels);
-	struct store_put put = {
-		.service = service, .from = from, .until = until, .profile = p,
-		.series = &labels, .nr_series = 1,
-		.units = !pprof ? req__arg(r, "units") : strstr(service, "space") ? "bytes" :
-			 strstr(service, "objects") ? "objects" : "samples",
-		.spy_name = req__arg(r, "spyName"),
-		.sample_rate = rate ? (uint32_t)rate
-				    : (uint32_t)json_integer_value(json_object_get(profile__meta(p),
-										   "frequency")),
-	};
-	if (!ingest__store(r, resp, &put)) {
-		resp->status = 200;
-		resp->content_type = "text/plain";
-		strbuf_reset(&resp->body);
+	if (!ps) {	/* collapsed stacks: the type the name says */
+		legacy = (struct pprof_series){ 0, q.service, (char *)ptype__of_service(q.service),
+						req__arg(r, "units") };
+		ps = &legacy;
+		nps = 1;
 	}
+	selector__to_labels(&q, &labels);
+	for (size_t i = 0; i < nps; i++) {
+		struct store_put put = {
+			.service = ps[i].service, .from = from, .until = until, .profile = p,
+			.profile_type = ps[i].profile_type, .type_index = ps[i].index,
+			.series = &labels, .nr_series = 1, .units = ps[i].units,
+			.spy_name = req__arg(r, "spyName"),
+			.sample_rate = rate ? (uint32_t)rate
+					    : (uint32_t)json_integer_value(json_object_get(
+						      profile__meta(p), "frequency")),
+		};
+		if (ingest__store(r, resp, &put))
+			goto out;
+	}
+	resp->status = 200;
+	resp->content_type = "text/plain";
+	strbuf_reset(&resp->body);
 out:
-	free(service);
+	if (ps != &legacy)
+		ingest__free_series(ps, nps);
 	labels_release(&labels);
 	store_query_release(&q);
 	profile__free(p);

@@ -16,6 +16,7 @@
 
 #include "push.pb-c.h"
 #include "profile/profile.h"
+#include "profile/ptype.h"
 #include "server/selector.h"
 #include "util/log.h"
 
@@ -52,22 +53,24 @@ static bool valid_label_value(const char *s)
 	return true;
 }
 
-/* One parsed sample, ready to store. */
+/* One parsed sample, ready to store: a series per sample type. */
 struct parsed {
 	struct profile *p;
-	char *service;
+	struct pprof_series *types;
+	size_t nr_types;
 	size_t series;		/* index into the request's label sets */
 	int64_t from, until;
 };
 
 /* The series' labels without the reserved ones (__name__, __delta__, ...) and
  * service_name, which names the service. Returns the service name, or NULL with an error
- * set. */
+ * set; *name is set to the __name__ label (the profile type's name), or NULL. */
 static const char *series_labels(const Push__V1__RawProfileSeries *s, struct labels *out,
-				 struct response *resp, size_t index)
+				 struct response *resp, size_t index, const char **name)
 {
 	const char *service = NULL;
 
+	*name = NULL;
 	for (size_t i = 0; i < s->n_labels; i++) {
 		const Push__V1__LabelPair *l = s->labels[i];
 		if (!valid_label_name(l->name) || !valid_label_value(l->value)) {
@@ -79,6 +82,8 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 		}
 		if (!strcmp(l->name, "service_name"))
 			service = l->value;
+		else if (!strcmp(l->name, "__name__") && ptype__valid_name(l->value))
+			*name = l->value;
 		else if (strncmp(l->name, "__", 2))
 			labels__set(out, l->name, l->value);
 	}
@@ -109,7 +114,7 @@ static void release(struct parsed *v, size_t n, struct labels *sets, size_t nset
 {
 	for (size_t i = 0; i < n; i++) {
 		profile__free(v[i].p);
-		free(v[i].service);
+		ingest__free_series(v[i].types, v[i].nr_types);
 	}
 	free(v);
 	for (size_t i = 0; i < nsets; i++)
@@ -145,10 +150,10 @@ void ingest__push(struct request *r, struct response *resp)
 	v = xcalloc(total + 1, sizeof(*v));
 	for (size_t i = 0; i < req->n_series; i++) {
 		const Push__V1__RawProfileSeries *s = req->series[i];
-		const char *service;
+		const char *service, *name;
 
 		labels_init(&sets[i]);
-		service = series_labels(s, &sets[i], resp, i);
+		service = series_labels(s, &sets[i], resp, i, &name);
 		if (!service)
 			goto out;
 		labels__sort(&sets[i]);
@@ -160,8 +165,8 @@ void ingest__push(struct request *r, struct response *resp)
 
 			ps->p = profile__new();
 			ps->series = i;
-			ret = ingest__parse_pprof(ps->p, raw->data, raw->len, service, &ps->service,
-						  err, sizeof(err));
+			ret = ingest__parse_pprof(ps->p, raw->data, raw->len, service, name,
+						  &ps->types, &ps->nr_types, err, sizeof(err));
 			if (ret) {
 				connect_error(resp, 400, "invalid_argument", "series %zu sample %zu: %s",
 					      i, j, ret == -ENOENT ? "pprof profile has no sample "
@@ -172,16 +177,19 @@ void ingest__push(struct request *r, struct response *resp)
 		}
 	}
 	for (size_t k = 0; k < nv; k++) {
-		struct store_put put = {
-			.service = v[k].service, .from = v[k].from, .until = v[k].until,
-			.profile = v[k].p, .series = &sets[v[k].series], .nr_series = 1,
-			.units = strstr(v[k].service, "space") ? "bytes" :
-				 strstr(v[k].service, "objects") ? "objects" : "samples",
-			.sample_rate = (uint32_t)json_number_value(
-				json_object_get(profile__meta(v[k].p), "frequency")),
-		};
-		if (ingest__store(r, resp, &put))
-			goto out;
+		for (size_t t = 0; t < v[k].nr_types; t++) {
+			const struct pprof_series *ty = &v[k].types[t];
+			struct store_put put = {
+				.service = ty->service, .from = v[k].from, .until = v[k].until,
+				.profile = v[k].p, .profile_type = ty->profile_type,
+				.type_index = ty->index, .series = &sets[v[k].series], .nr_series = 1,
+				.units = ty->units,
+				.sample_rate = (uint32_t)json_number_value(
+					json_object_get(profile__meta(v[k].p), "frequency")),
+			};
+			if (ingest__store(r, resp, &put))
+				goto out;
+		}
 	}
 	resp->status = 200;
 	resp->content_type = "application/proto";	/* an empty PushResponse */

@@ -10,6 +10,7 @@
 #include "format/col.h"
 #include "format/html.h"
 #include "format/pprof.h"
+#include "profile/ptype.h"
 #include "server/cache.h"
 #include "server/flamebearer.h"
 #include "server/selector.h"
@@ -17,6 +18,36 @@
 
 #define DEFAULT_MAX_NODES 8192
 #define MAX_MAX_NODES 1048576
+
+/* The profile type a query names with `profile_type=name:type:unit:period_type:period_unit`
+ * (none: the service's default). A service named without a type suffix is looked up as
+ * the legacy name of that type ("app" and memory:alloc_space:... is "app.alloc_space"). */
+static int parse_profile_type(struct request *r, struct response *resp, struct store_query *q)
+{
+	const char *id = req__arg(r, "profile_type"), *dot, *t, *e, *suffix;
+	char type[65];
+
+	if (!id)
+		return 0;
+	if (!ptype__valid(id)) {
+		resp__error(resp, 400, "invalid profile_type '%.64s': use name:type:unit:"
+			    "period_type:period_unit", id);
+		return -EINVAL;
+	}
+	q->profile_type = xstrdup(id);
+	t = strchr(id, ':') + 1;
+	e = strchr(t, ':');
+	snprintf(type, sizeof(type), "%.*s", (int)(e - t), t);
+	dot = q->service ? strrchr(q->service, '.') : NULL;
+	suffix = ptype__suffix(type, NULL);
+	if (q->service && suffix && !(dot && ptype__legacy(dot + 1))) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "%s.%s", q->service, suffix);
+		free(q->service);
+		q->service = strbuf_detach(&sb, NULL);
+	}
+	return 0;
+}
 
 /* Parses a query selector and a time range from the named arguments. Sets an error
  * response and returns -EINVAL when one is malformed. */
@@ -39,6 +70,8 @@ static int parse_query(struct request *r, struct response *resp, const char *qna
 		resp__error(resp, 400, "invalid %s: %s", qname, err);
 		return -EINVAL;
 	}
+	if (parse_profile_type(r, resp, q))
+		return -EINVAL;
 	*from = now - 3600;
 	*until = now;
 	if (((s = req__arg(r, fname)) && attime__parse(s, now, from)) ||
@@ -236,6 +269,8 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 	store_tree_init(&lt);
 	store_tree_init(&rt);
 	render_key(&key, rq ? "diff" : "single", queries, times, rq ? 2 : 1, max_nodes);
+	strbuf_addf(&key, "|%s|%s", lq->profile_type ? lq->profile_type : "",
+		    rq && rq->profile_type ? rq->profile_type : "");
 	pthread_mutex_lock(&r->srv->lock);
 	gen = store__generation(r->srv->store);
 	if (!render_cache__get(r->srv->cache, key.buf, gen, fb, ticks)) {
@@ -259,23 +294,25 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 	return ret;
 }
 
-/* Rounds a range out to the store's 10 s resolution, so that requests a few seconds apart
- * ("now-1h" reloaded) are the same query and can share a cached result. */
-static int64_t ceil_step(int64_t t)
+/* Rounds a range out to the store's resolution (a step), so that requests a few seconds
+ * apart ("now-1h" reloaded) are the same query and can share a cached result. */
+static int64_t ceil_step(int64_t t, int64_t step)
 {
-	int64_t r = t % STORE_RAW_STEP;
+	int64_t r = t % step;
 
 	if (r < 0)
-		r += STORE_RAW_STEP;
-	return !r || t > INT64_MAX - STORE_RAW_STEP ? t : t + (STORE_RAW_STEP - r);
+		r += step;
+	return !r || t > INT64_MAX - step ? t : t + (step - r);
 }
 
-static void round_range(int64_t *from, int64_t *until)
+static void round_range(const struct store *s, int64_t *from, int64_t *until)
 {
-	*from = ceil_step(*from);
-	*until = ceil_step(*until);
+	int64_t step = store__resolution(s) > 0 ? store__resolution(s) : 1;
+
+	*from = ceil_step(*from, step);
+	*until = ceil_step(*until, step);
 	if (*until <= *from)
-		*until = *from <= INT64_MAX - STORE_RAW_STEP ? *from + STORE_RAW_STEP : INT64_MAX;
+		*until = *from <= INT64_MAX - step ? *from + step : INT64_MAX;
 }
 
 void query__render(struct request *r, struct response *resp)
@@ -303,7 +340,7 @@ void query__render(struct request *r, struct response *resp)
 	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true) ||
 	    parse_max_nodes(r, resp, &max_nodes))
 		goto out;
-	round_range(&from, &until);
+	round_range(r->srv->store, &from, &until);
 	if (format && *format && strcmp(format, "json")) {
 		p = profile__new();
 		pthread_mutex_lock(&r->srv->lock);
@@ -372,8 +409,8 @@ void query__render_diff(struct request *r, struct response *resp)
 	    parse_query(r, resp, "rightQuery", "rightFrom", "rightUntil", &rq, &rf, &ru, true) ||
 	    parse_max_nodes(r, resp, &max_nodes))
 		goto out;
-	round_range(&lf, &lu);
-	round_range(&rf, &ru);
+	round_range(r->srv->store, &lf, &lu);
+	round_range(r->srv->store, &rf, &ru);
 	if (format && !strcmp(format, "html")) {
 		struct profile *lp = profile__new(), *rp = profile__new();
 		pthread_mutex_lock(&r->srv->lock);

@@ -19,7 +19,7 @@
 
 struct server_options {
 	const char *listen;		/* "ADDR:PORT"; port 0 picks a free one */
-	const char *data_dir;		/* store location, see store__open */
+	const char *data_dir;		/* store location (directory or URL), see store__open */
 	int retention_days;		/* raw data kept this long; 0 keeps everything */
 	const char *const *tokens;	/* accepted upload tokens; none: uploads are open */
 	size_t nr_tokens;

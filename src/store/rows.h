@@ -1,10 +1,7 @@
-/* Building blocks of the SQLite backend, independent of SQLite:
- *   - sample rows: (stack id, count) pairs sorted by stack id, packed into a blob of
- *     varints (count of pairs, then per pair the stack-id delta and the count). A blob
- *     holds every stack of one series in one time bucket, so a stored stack sample costs
- *     2-4 bytes instead of a table row;
- *   - idmap: an open-addressing map from 64-bit keys to 32-bit ids, used to deduplicate
- *     stack nodes (parent id << 32 | frame id). */
+/* Sample rows of the SQLite backend, independent of SQLite: (stack id, count) pairs sorted
+ * by stack id, packed into a blob of varints (count of pairs, then per pair the stack-id
+ * delta and the count). A blob holds every stack of one series in one time bucket, so a
+ * stored stack sample costs 2-4 bytes instead of a table row. */
 #ifndef KILN_STORE_ROWS_H
 #define KILN_STORE_ROWS_H
 
@@ -32,18 +29,5 @@ int rows__each(const void *blob, size_t len, void (*fn)(uint32_t, uint64_t, void
  * stacks). Returns its length. */
 size_t rows__merge(const struct sample_row *a, size_t na, const struct sample_row *b, size_t nb,
 		   struct sample_row **out);
-
-struct idmap;
-
-struct idmap *idmap__new(void);
-/* Accepts NULL. */
-void idmap__free(struct idmap *m);
-/* Returns the id of key, or 0 when absent (ids are never 0). */
-uint32_t idmap__get(const struct idmap *m, uint64_t key);
-/* Sets key to id (non-zero), replacing any previous id. */
-void idmap__set(struct idmap *m, uint64_t key, uint32_t id);
-size_t idmap__count(const struct idmap *m);
-/* Makes room for n entries in all, so that filling it does not rehash. */
-void idmap__reserve(struct idmap *m, size_t n);
 
 #endif

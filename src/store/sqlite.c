@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "profile/ptype.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -23,14 +24,31 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
 	" frame INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS services(id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
-	" units TEXT, spy_name TEXT, sample_rate INTEGER, last_seen INTEGER);"
+	" units TEXT, spy_name TEXT, sample_rate INTEGER, last_seen INTEGER, profile_type TEXT);"
 	"CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
-	" labels TEXT NOT NULL, first_seen INTEGER, last_seen INTEGER, UNIQUE(service, labels));"
+	" profile_type TEXT NOT NULL DEFAULT '', labels TEXT NOT NULL, first_seen INTEGER,"
+	" last_seen INTEGER, UNIQUE(service, profile_type, labels));"
 	"CREATE TABLE IF NOT EXISTS samples(level INTEGER NOT NULL, service INTEGER NOT NULL,"
 	" bucket INTEGER NOT NULL, series INTEGER NOT NULL, total INTEGER NOT NULL,"
 	" nrows INTEGER NOT NULL, data BLOB NOT NULL,"
 	" PRIMARY KEY(level, service, bucket, series)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS rollups(level INTEGER PRIMARY KEY, done_until INTEGER NOT NULL);";
+
+/* Schema version 1: series and services have a profile type. Version 0 databases (no
+ * user_version) are migrated in place by migrate(). */
+#define SCHEMA_VERSION 1
+static const char migrate_v1[] =
+	"BEGIN IMMEDIATE;"
+	"ALTER TABLE services ADD COLUMN profile_type TEXT;"
+	"CREATE TABLE series_v1(id INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
+	" profile_type TEXT NOT NULL DEFAULT '', labels TEXT NOT NULL, first_seen INTEGER,"
+	" last_seen INTEGER, UNIQUE(service, profile_type, labels));"
+	"INSERT INTO series_v1(id, service, profile_type, labels, first_seen, last_seen)"
+	" SELECT id, service, '', labels, first_seen, last_seen FROM series;"
+	"DROP TABLE series;"
+	"ALTER TABLE series_v1 RENAME TO series;"
+	"PRAGMA user_version = 1;"
+	"COMMIT;";
 
 int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_t errlen)
 {
@@ -108,7 +126,7 @@ void sq__add_node(struct sqlite_store *s, uint32_t id, uint32_t parent, uint32_t
 }
 
 void sq__add_service(struct sqlite_store *s, int64_t id, const char *name, const char *units,
-			const char *spy, uint32_t rate, int64_t last_seen)
+			const char *spy, uint32_t rate, int64_t last_seen, const char *profile_type)
 {
 	struct sq_service *v;
 	bool created;
@@ -121,18 +139,35 @@ void sq__add_service(struct sqlite_store *s, int64_t id, const char *name, const
 	v->spy_name = xstrdup(spy ? spy : "unknown");
 	v->sample_rate = rate ? rate : 100;
 	v->last_seen = last_seen;
+	v->profile_type = profile_type && *profile_type ? xstrdup(profile_type) : NULL;
 	*hashmap__insert(s->service_ids, name, strlen(name), &created) =
 		(void *)(uintptr_t)s->nr_services;
 }
 
-void sq__series_key(struct strbuf *out, int64_t service, const char *labels_key)
+void sq__series_key(struct strbuf *out, int64_t service, const char *profile_type,
+		    const char *labels_key)
 {
 	strbuf_add(out, &service, sizeof(service));
+	strbuf_addstr(out, profile_type);
+	strbuf_addch(out, '\0');
 	strbuf_addstr(out, labels_key);
 }
 
-void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service, const char *key,
-		       int64_t first, int64_t last)
+bool sq__type_matches(const struct sq_service *svc, const struct sq_series *v,
+		      const struct store_query *q)
+{
+	const char *def, *type;
+
+	if (!svc)
+		return !q->profile_type || !strcmp(v->profile_type, q->profile_type);
+	/* a series stored before types were is of the service's default type */
+	def = svc->profile_type ? svc->profile_type : ptype__of_service(svc->name);
+	type = *v->profile_type ? v->profile_type : def;
+	return !strcmp(type, q->profile_type ? q->profile_type : def);
+}
+
+void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service,
+		    const char *profile_type, const char *key, int64_t first, int64_t last)
 {
 	struct strbuf k = STRBUF_INIT;
 	struct sq_series *v;
@@ -142,12 +177,13 @@ void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service, const c
 	v = &s->series[s->nr_series++];
 	v->id = id;
 	v->service = service;
+	v->profile_type = xstrdup(profile_type ? profile_type : "");
 	labels_init(&v->labels);
 	labels_from_key(&v->labels, key);
 	labels__sort(&v->labels);
 	v->first_seen = first;
 	v->last_seen = last;
-	sq__series_key(&k, service, key);
+	sq__series_key(&k, service, v->profile_type, key);
 	*hashmap__insert(s->series_ids, k.buf, k.len, &created) = (void *)(uintptr_t)s->nr_series;
 	strbuf_release(&k);
 }
@@ -165,11 +201,14 @@ static void free_memory(struct sqlite_store *s)
 		free(s->services[i].name);
 		free(s->services[i].units);
 		free(s->services[i].spy_name);
+		free(s->services[i].profile_type);
 	}
 	free(s->services);
 	hashmap__free(s->service_ids);
-	for (size_t i = 0; i < s->nr_series; i++)
+	for (size_t i = 0; i < s->nr_series; i++) {
 		labels_release(&s->series[i].labels);
+		free(s->series[i].profile_type);
+	}
 	free(s->series);
 	hashmap__free(s->series_ids);
 	s->names = NULL;
@@ -211,25 +250,27 @@ int sq__load(struct sqlite_store *s, char *err, size_t errlen)
 	if (rc != SQLITE_DONE)
 		return sq__error(s, rc, "read stacks", err, errlen);
 
-	if (sqlite3_prepare_v2(s->db, "SELECT id, name, units, spy_name, sample_rate, last_seen"
-			       " FROM services ORDER BY id", -1, &st, NULL))
+	if (sqlite3_prepare_v2(s->db, "SELECT id, name, units, spy_name, sample_rate, last_seen,"
+			       " profile_type FROM services ORDER BY id", -1, &st, NULL))
 		return sq__error(s, 0, "read services", err, errlen);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		sq__add_service(s, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
 			    (const char *)sqlite3_column_text(st, 2),
 			    (const char *)sqlite3_column_text(st, 3),
-			    (uint32_t)sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+			    (uint32_t)sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+			    (const char *)sqlite3_column_text(st, 6));
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sq__error(s, rc, "read services", err, errlen);
 
-	if (sqlite3_prepare_v2(s->db, "SELECT id, service, labels, first_seen, last_seen FROM series"
-			       " ORDER BY id", -1, &st, NULL))
+	if (sqlite3_prepare_v2(s->db, "SELECT id, service, profile_type, labels, first_seen,"
+			       " last_seen FROM series ORDER BY id", -1, &st, NULL))
 		return sq__error(s, 0, "read series", err, errlen);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		sq__add_series(s, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			   (const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 3),
-			   sqlite3_column_int64(st, 4));
+			   (const char *)sqlite3_column_text(st, 2),
+			   (const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4),
+			   sqlite3_column_int64(st, 5));
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sq__error(s, rc, "read series", err, errlen);
@@ -258,6 +299,42 @@ static int exec(struct sqlite_store *s, const char *sql, char *err, size_t errle
 	return rc ? sq__error(s, rc, sql, err, errlen) : 0;
 }
 
+/* Brings a database of an older schema to SCHEMA_VERSION; a new one is created at it. */
+static int migrate(struct sqlite_store *s, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int version = -1, has_series = 0, ret;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT (SELECT user_version FROM pragma_user_version),"
+			       " (SELECT count(*) FROM sqlite_master WHERE name = 'series')", -1,
+			       &st, NULL))
+		return sq__error(s, 0, "read the schema version", err, errlen);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		version = sqlite3_column_int(st, 0);
+		has_series = sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (version < 0)
+		return sq__error(s, 0, "read the schema version", err, errlen);
+	if (version > SCHEMA_VERSION) {
+		errmsg(err, errlen, "failed to open database '%s': schema version %d is newer than"
+		       " this kiln's %d", s->path, version, SCHEMA_VERSION);
+		return -EINVAL;
+	}
+	if (!has_series)	/* new: created at the current version */
+		return exec(s, "PRAGMA user_version = 1;", err, errlen);
+	if (version == 0) {
+		ret = exec(s, migrate_v1, err, errlen);
+		if (ret) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return ret;
+		}
+		log_info("migrated '%s' to schema version %d (profile types)", s->path,
+			 SCHEMA_VERSION);
+	}
+	return 0;
+}
+
 static void sq_close(struct store *st);
 
 static const struct store_ops sqlite_ops = {
@@ -273,14 +350,16 @@ static const struct store_ops sqlite_ops = {
 	.close = sq_close,
 };
 
-struct store *sqlite_store__open(const char *path, const struct store_options *opts,
-				 char *err, size_t errlen)
+/* Opens (creating) the database file path. */
+static struct store *sq_open(const char *path, const struct store_options *opts, char *err,
+			     size_t errlen)
 {
 	struct sqlite_store *s = xcalloc(1, sizeof(*s));
 	int rc;
 
 	s->base.ops = &sqlite_ops;
 	s->base.generation = 1;
+	s->base.resolution = STORE_RAW_STEP;
 	if (opts)
 		s->base.opts = *opts;
 	s->path = xstrdup(path);
@@ -297,14 +376,14 @@ struct store *sqlite_store__open(const char *path, const struct store_options *o
 		 " PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
 		 " PRAGMA mmap_size=1073741824;",
 		 err, errlen) ||
-	    exec(s, schema, err, errlen))
+	    migrate(s, err, errlen) || exec(s, schema, err, errlen))
 		goto fail;
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO frames(id, name) VALUES(?, ?)", -1,
 			       &s->ins_frame, NULL) ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO stacks(id, parent, frame) VALUES(?, ?, ?)", -1,
 			       &s->ins_stack, NULL) ||
-	    sqlite3_prepare_v2(s->db, "INSERT INTO series(service, labels, first_seen, last_seen)"
-			       " VALUES(?, ?, ?, ?)", -1, &s->ins_series, NULL) ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO series(service, labels, first_seen, last_seen,"
+			       " profile_type) VALUES(?, ?, ?, ?, ?)", -1, &s->ins_series, NULL) ||
 	    sqlite3_prepare_v2(s->db, "UPDATE series SET first_seen = min(first_seen, ?),"
 			       " last_seen = max(last_seen, ?) WHERE id = ?", -1, &s->upd_series, NULL) ||
 	    sqlite3_prepare_v2(s->db, "SELECT total, nrows, data FROM samples WHERE level = ? AND"
@@ -312,10 +391,13 @@ struct store *sqlite_store__open(const char *path, const struct store_options *o
 	    sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO samples(level, service, bucket, series,"
 			       " total, nrows, data) VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &s->put_row, NULL) ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO services(name, units, spy_name, sample_rate,"
-			       " last_seen) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET"
+			       " last_seen, profile_type) VALUES(?1, ?2, ?3, ?4, ?5, ?6)"
+			       " ON CONFLICT(name) DO UPDATE SET"
 			       " units = coalesce(?2, units), spy_name = coalesce(?3, spy_name),"
 			       " sample_rate = coalesce(?4, sample_rate),"
-			       " last_seen = max(last_seen, ?5)", -1, &s->upsert_service, NULL)) {
+			       " last_seen = max(last_seen, ?5),"
+			       " profile_type = coalesce(profile_type, ?6)", -1, &s->upsert_service,
+			       NULL)) {
 		sq__error(s, 0, "prepare statements", err, errlen);
 		goto fail;
 	}
@@ -326,6 +408,25 @@ fail:
 	sq_close(&s->base);
 	return NULL;
 }
+
+/* The database of a data directory. */
+static struct store *sq_open_dir(const char *dir, const struct store_options *opts,
+				 char *err, size_t errlen)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct store *s;
+
+	strbuf_addf(&path, "%s/kiln.db", dir);
+	s = sq_open(path.buf, opts, err, errlen);
+	strbuf_release(&path);
+	return s;
+}
+
+const struct store_backend sqlite_store_backend = {
+	.scheme = "sqlite",
+	.open = sq_open,
+	.open_dir = sq_open_dir,
+};
 
 static void sq_close(struct store *st)
 {

@@ -4,8 +4,12 @@
  * Schema:
  *   frames(id, name)                        a frame name, stored once
  *   stacks(id, parent, frame)               parent-pointer tree: a stack is its leaf's id
- *   services(id, name, units, spy_name, sample_rate, last_seen)
- *   series(id, service, labels, first_seen, last_seen)   labels: "k\x1fv\x1e..." sorted
+ *   services(id, name, units, spy_name, sample_rate, last_seen, profile_type)
+ *           profile_type: the default of a query naming none (the first one stored)
+ *   series(id, service, profile_type, labels, first_seen, last_seen)
+ *           labels: "k\x1fv\x1e..." sorted; profile_type '' for series stored before
+ *           types were (schema version 0), read as the service's default (which is,
+ *           until a put sets it, the type its name says: ptype__of_service)
  *   samples(level, service, bucket, series, total, nrows, data) WITHOUT ROWID
  *           level 0/1/2 = 10 s / 1 h / 1 d buckets; data = store/rows.h blob
  *   rollups(level, done_until)              level rows are complete below done_until
@@ -23,14 +27,17 @@
 #include <sqlite3.h>
 
 #include "store/rows.h"
+#include "store/sqlite.h"
 #include "store/store.h"
 #include "util/hashmap.h"
+#include "util/idmap.h"
 
 #define NR_LEVELS 3
 
 struct sq_service {
 	int64_t id;
 	char *name, *units, *spy_name;
+	char *profile_type;	/* NULL: none known (a database of schema version 0) */
 	uint32_t sample_rate;
 	int64_t last_seen;
 };
@@ -38,6 +45,7 @@ struct sq_service {
 struct sq_series {
 	int64_t id;
 	int64_t service;
+	char *profile_type;	/* "" for a series stored before types were */
 	struct labels labels;
 	int64_t first_seen, last_seen;
 };
@@ -84,11 +92,16 @@ int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_
 void sq__add_name(struct sqlite_store *s, uint32_t id, const char *name);
 void sq__add_node(struct sqlite_store *s, uint32_t id, uint32_t parent, uint32_t frame);
 void sq__add_service(struct sqlite_store *s, int64_t id, const char *name, const char *units,
-		     const char *spy, uint32_t rate, int64_t last_seen);
-void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service, const char *key,
-		    int64_t first, int64_t last);
-/* The series_ids key of (service, labels key). */
-void sq__series_key(struct strbuf *out, int64_t service, const char *labels_key);
+		     const char *spy, uint32_t rate, int64_t last_seen, const char *profile_type);
+void sq__add_series(struct sqlite_store *s, int64_t id, int64_t service,
+		    const char *profile_type, const char *key, int64_t first, int64_t last);
+/* The series_ids key of (service, profile type, labels key). */
+void sq__series_key(struct strbuf *out, int64_t service, const char *profile_type,
+		    const char *labels_key);
+/* True when series v of service svc holds the profile type q asks for (NULL: the
+ * service's default). svc may be NULL: a series of any type matches a query of none. */
+bool sq__type_matches(const struct sq_service *svc, const struct sq_series *v,
+		      const struct store_query *q);
 /* (Re)loads the in-memory mirror from the database, e.g. after a rolled-back put. */
 int sq__load(struct sqlite_store *s, char *err, size_t errlen);
 

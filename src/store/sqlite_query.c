@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/ptype.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -70,8 +71,9 @@ static size_t cut_range(const struct sqlite_store *s, int64_t from, int64_t unti
 }
 
 /* Marks the matching series of a service: wanted[series id] = 1. */
-static uint8_t *match_series(struct sqlite_store *s, int64_t service, const struct store_query *q,
-			     int64_t from, int64_t until, int64_t *max_id)
+static uint8_t *match_series(struct sqlite_store *s, const struct sq_service *svc,
+			     const struct store_query *q, int64_t from, int64_t until,
+			     int64_t *max_id)
 {
 	int64_t top = 0;
 	uint8_t *wanted;
@@ -82,8 +84,8 @@ static uint8_t *match_series(struct sqlite_store *s, int64_t service, const stru
 	wanted = xcalloc((size_t)top + 1, 1);
 	for (size_t i = 0; i < s->nr_series; i++) {
 		const struct sq_series *v = &s->series[i];
-		if (v->service == service && v->last_seen >= from && v->first_seen < until &&
-		    store_query__matches(q, &v->labels))
+		if (v->service == svc->id && v->last_seen >= from && v->first_seen < until &&
+		    sq__type_matches(svc, v, q) && store_query__matches(q, &v->labels))
 			wanted[v->id] = 1;
 	}
 	*max_id = top;
@@ -172,7 +174,7 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 	if (sqlite3_prepare_v2(s->db, "SELECT series, data FROM samples WHERE level = ? AND"
 			       " service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
 		return sq__error(s, 0, "prepare select", err, errlen);
-	wanted = match_series(s, svc->id, q, from, until, &max_id);
+	wanted = match_series(s, svc, q, from, until, &max_id);
 	a->nr_nodes = s->nr_nodes;
 	a->counts = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*a->counts));
 	for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
@@ -203,9 +205,13 @@ int sq__select(struct store *st, const struct store_query *q, int64_t from, int6
 	       struct profile *out, char *err, size_t errlen)
 {
 	struct sqlite_store *s = (struct sqlite_store *)st;
+	const struct sq_service *svc = sq__find_service(s, q->service);
 	struct acc a = { 0 };
 	int ret = gather(s, q, from, until, &a, err, errlen);
 
+	if (!ret && svc && !profile__nr_stacks(out))	/* say what the values are */
+		ptype__apply(out, q->profile_type ? q->profile_type : svc->profile_type ?
+			     svc->profile_type : ptype__of_service(svc->name));
 	if (!ret && a.counts)
 		build_profile(s, &a, out);
 	free(a.counts);
@@ -364,7 +370,7 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 	if (sqlite3_prepare_v2(s->db, "SELECT series, bucket, total FROM samples WHERE level = ?"
 			       " AND service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
 		return sq__error(s, 0, "prepare series", err, errlen);
-	wanted = match_series(s, svc->id, q, out->start, until, &max_id);
+	wanted = match_series(s, svc, q, out->start, until, &max_id);
 	/* The chosen level below its watermark, finer levels above it. */
 	rc = SQLITE_DONE;
 	for (int64_t lo = out->start; level >= 0 && rc == SQLITE_DONE; level--) {
@@ -426,7 +432,8 @@ static int labels_common(struct sqlite_store *s, const struct store_query *q, co
 	for (size_t i = 0; i < s->nr_series; i++) {
 		const struct sq_series *v = &s->series[i];
 		if ((q->service && (!svc || v->service != svc->id)) || v->last_seen < from ||
-		    v->first_seen >= until || !store_query__matches(q, &v->labels))
+		    v->first_seen >= until || !sq__type_matches(svc, v, q) ||
+		    !store_query__matches(q, &v->labels))
 			continue;
 		for (size_t j = 0; j < v->labels.n; j++) {
 			const char *k = name ? (strcmp(v->labels.v[j].name, name) ? NULL

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "profile/ptype.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -74,8 +75,9 @@ static int intern_node(struct sqlite_store *s, uint32_t parent, uint32_t frame, 
 	return 0;
 }
 
+/* The service's id; *type is set to the profile type the put stores. */
 static int get_service(struct sqlite_store *s, const struct store_put *put, int64_t *id,
-		       char *err, size_t errlen)
+		       const char **type, char *err, size_t errlen)
 {
 	void **slot = hashmap__find(s->service_ids, put->service, strlen(put->service));
 	sqlite3_stmt *st = s->upsert_service;
@@ -89,16 +91,23 @@ static int get_service(struct sqlite_store *s, const struct store_put *put, int6
 	if (put->sample_rate)
 		sqlite3_bind_int64(st, 4, put->sample_rate);
 	sqlite3_bind_int64(st, 5, put->until);
+	*type = put->profile_type ? put->profile_type :
+		slot && s->services[(uintptr_t)*slot - 1].profile_type ?
+		s->services[(uintptr_t)*slot - 1].profile_type : PTYPE_CPU_SAMPLES;
+	sqlite3_bind_text(st, 6, *type, -1, SQLITE_STATIC);
 	ret = step_done(s, st, "insert service", err, errlen);
 	if (ret)
 		return ret;
 	if (!slot) {
 		*id = sqlite3_last_insert_rowid(s->db);
 		sq__add_service(s, *id, put->service, put->units, put->spy_name, put->sample_rate,
-				put->until);
+				put->until, *type);
+		*type = s->services[s->nr_services - 1].profile_type;
 		return 0;
 	}
 	struct sq_service *v = &s->services[(uintptr_t)*slot - 1];
+	if (!v->profile_type)
+		v->profile_type = xstrdup(*type);
 	if (put->units) {
 		free(v->units);
 		v->units = xstrdup(put->units);
@@ -115,15 +124,16 @@ static int get_service(struct sqlite_store *s, const struct store_put *put, int6
 	return 0;
 }
 
-static int get_series(struct sqlite_store *s, int64_t service, const struct labels *l,
-		      int64_t from, int64_t until, int64_t *id, char *err, size_t errlen)
+static int get_series(struct sqlite_store *s, int64_t service, const char *type,
+		      const struct labels *l, int64_t from, int64_t until, int64_t *id, char *err,
+		      size_t errlen)
 {
 	struct strbuf lk = STRBUF_INIT, k = STRBUF_INIT;
 	void **slot;
 	int ret;
 
 	sq__labels_key(&lk, l);
-	sq__series_key(&k, service, lk.buf);
+	sq__series_key(&k, service, type, lk.buf);
 	slot = hashmap__find(s->series_ids, k.buf, k.len);
 	if (slot) {
 		struct sq_series *v = &s->series[(uintptr_t)*slot - 1];
@@ -141,10 +151,11 @@ static int get_series(struct sqlite_store *s, int64_t service, const struct labe
 		sqlite3_bind_text(s->ins_series, 2, lk.buf, (int)lk.len, SQLITE_STATIC);
 		sqlite3_bind_int64(s->ins_series, 3, from);
 		sqlite3_bind_int64(s->ins_series, 4, until);
+		sqlite3_bind_text(s->ins_series, 5, type, -1, SQLITE_STATIC);
 		ret = step_done(s, s->ins_series, "insert series", err, errlen);
 		if (!ret) {
 			*id = sqlite3_last_insert_rowid(s->db);
-			sq__add_series(s, *id, service, lk.buf, from, until);
+			sq__add_series(s, *id, service, type, lk.buf, from, until);
 		}
 	}
 	strbuf_release(&lk);
@@ -217,18 +228,23 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 	int64_t *series_id = xcalloc(put->nr_series, sizeof(*series_id));
 	struct row_vec *vec = xcalloc(put->nr_series, sizeof(*vec));
 	int64_t service = 0;
+	const char *type = NULL;
+	char *owned = NULL;
 	int ret;
 
-	ret = get_service(s, put, &service, err, errlen);
+	ret = get_service(s, put, &service, &type, err, errlen);
+	if (!ret)
+		type = owned = xstrdup(type);	/* the mirror may move */
 	for (size_t i = 0; !ret && i < put->nr_series; i++)
-		ret = get_series(s, service, &put->series[i], put->from, put->until, &series_id[i],
-				 err, errlen);
+		ret = get_series(s, service, type, &put->series[i], put->from, put->until,
+				 &series_id[i], err, errlen);
 	for (size_t i = 0; !ret && i < nr_stacks; i++) {
 		struct profile_stack st = profile__stack(p, i);
 		uint32_t si = put->stack_series ? put->stack_series[i] : 0, node = 0;
 		struct row_vec *v;
 
-		if (st.depth <= put->skip || !st.count)
+		uint64_t value = st.values[put->type_index];
+		if (st.depth <= put->skip || !value)
 			continue;
 		if (si >= put->nr_series) {
 			errmsg(err, errlen, "failed to store stack %zu: no series %u", i, si);
@@ -249,7 +265,7 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 			v->v = xrealloc(v->v, v->alloc * sizeof(*v->v));
 		}
 		v->v[v->n].stack = node;
-		v->v[v->n++].count = st.count;
+		v->v[v->n++].count = value;
 	}
 	for (size_t i = 0; !ret && i < put->nr_series; i++) {
 		struct row_vec *v = &vec[i];
@@ -281,6 +297,7 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 	free(vec);
 	free(series_id);
 	free(fmap);
+	free(owned);
 	return ret;
 }
 
@@ -289,10 +306,12 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 	struct sqlite_store *s = (struct sqlite_store *)st;
 	int rc, ret;
 
-	if (!put->service || !*put->service || !put->nr_series || put->until < put->from) {
+	if (!put->service || !*put->service || !put->nr_series || put->until < put->from ||
+	    put->type_index >= profile__nr_types(put->profile)) {
 		errmsg(err, errlen, "failed to store profile: %s",
-		       put->until < put->from ? "time range ends before it starts"
-					      : "no service or series");
+		       put->until < put->from ? "time range ends before it starts" :
+		       put->type_index >= profile__nr_types(put->profile) ? "no such sample type"
+									  : "no service or series");
 		return -EINVAL;
 	}
 	if (put->from > (int64_t)time(NULL) + 86400) {

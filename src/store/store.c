@@ -1,10 +1,15 @@
-/* The backend-independent part of the store: label sets, query matching, dispatch. */
+/* The backend-independent part of the store: label sets, query matching, the table of
+ * backends by scheme, dispatch. */
 #include "store/store.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+
+#include "store/sqlite.h"
 
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -74,6 +79,7 @@ void store_query_release(struct store_query *q)
 	}
 	free(q->m);
 	free(q->service);
+	free(q->profile_type);
 	store_query_init(q);
 }
 
@@ -129,28 +135,82 @@ static int mkdir_p(const char *dir)
 	return ret;
 }
 
+/* The backends, by scheme. Plain directories go to the first one with open_dir. A new
+ * backend is its files under store/ and one line here. */
+static const struct store_backend *const backends[] = {
+	&sqlite_store_backend,
+};
+#define NR_BACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+/* The length of location's scheme when it starts with one followed by ':' (RFC 3986:
+ * a letter, then letters, digits, '+', '-', '.'), else 0. */
+static size_t scheme_len(const char *location)
+{
+	size_t n = 0;
+
+	if (!isalpha((unsigned char)location[0]))
+		return 0;
+	while (isalnum((unsigned char)location[n]) || location[n] == '+' || location[n] == '-' ||
+	       location[n] == '.')
+		n++;
+	return location[n] == ':' ? n : 0;
+}
+
+static const struct store_backend *find_backend(const char *scheme, size_t len)
+{
+	for (size_t i = 0; i < NR_BACKENDS; i++)
+		if (strlen(backends[i]->scheme) == len &&
+		    !strncasecmp(backends[i]->scheme, scheme, len))
+			return backends[i];
+	return NULL;
+}
+
+static struct store *unknown_scheme(const char *location, size_t len, char *err,
+				    size_t errlen)
+{
+	struct strbuf known = STRBUF_INIT;
+
+	for (size_t i = 0; i < NR_BACKENDS; i++)
+		strbuf_addf(&known, "%s%s", i ? ", " : "", backends[i]->scheme);
+	errmsg(err, errlen, "failed to open store '%s': unknown storage scheme '%.*s' (known: %s)",
+	       location, (int)len, location, known.buf);
+	strbuf_release(&known);
+	return NULL;
+}
+
 struct store *store__open(const char *location, const struct store_options *opts, char *err,
 			  size_t errlen)
 {
-	struct strbuf path = STRBUF_INIT;
-	struct store *s;
+	size_t len = scheme_len(location);
+	const struct store_backend *b = len ? find_backend(location, len) : NULL;
+	const char *url = strstr(location, "://");
 
-	if (!strncmp(location, "sqlite:", 7)) {
-		strbuf_addstr(&path, location + 7);
-	} else if (strstr(location, "://")) {
-		errmsg(err, errlen, "failed to open store '%s': unknown storage scheme", location);
+	if (b)
+		return b->open(location + len + 1, opts, err, errlen);
+	if (url)
+		return unknown_scheme(location, (size_t)(url - location), err, errlen);
+	if (!*location) {
+		errmsg(err, errlen, "failed to open store: the storage location is empty");
 		return NULL;
-	} else {
+	}
+	for (size_t i = 0; i < NR_BACKENDS; i++) {
+		if (!backends[i]->open_dir)
+			continue;
 		if (mkdir_p(location) < 0) {
 			errmsg(err, errlen, "failed to create data directory '%s': %s", location,
 			       strerror(errno));
 			return NULL;
 		}
-		strbuf_addf(&path, "%s/kiln.db", location);
+		return backends[i]->open_dir(location, opts, err, errlen);
 	}
-	s = sqlite_store__open(path.buf, opts, err, errlen);
-	strbuf_release(&path);
-	return s;
+	errmsg(err, errlen, "failed to open store '%s': no backend keeps stores in directories",
+	       location);
+	return NULL;
+}
+
+int64_t store__resolution(const struct store *s)
+{
+	return s->resolution;
 }
 
 void store__close(struct store *s)

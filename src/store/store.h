@@ -1,18 +1,28 @@
 /* The profile store: where `kiln serve` keeps every uploaded profile, and how it answers
- * queries. A backend implements struct store_ops; the SQLite one lives in store/sqlite.c,
- * a ClickHouse one is a new file that fills the same table.
+ * queries. This header is the contract every backend keeps; a backend implements struct
+ * store_ops and exports one struct store_backend, and store__open picks it by the
+ * location's scheme (store/store.c holds the table). Today: SQLite (store/sqlite.h).
  *
  * Data model (after Pyroscope and gProfiler's studio):
  *   - a service ("app.cpu", or a gProfiler service name) owns series;
  *   - a series is a label set (host, container, process, any Pyroscope label), sorted by
  *     name, unique per service;
  *   - a sample row is (series, time bucket, stack, count); stacks and frame names are
- *     stored once and referenced by id;
- *   - rows are kept at three resolutions (10 s raw, 1 h, 1 d) so that a week's query reads
- *     hour and day rows; retention removes raw rows first, rollups later.
- * Times are unix seconds, ranges are half-open [from, until).
+ *     stored once and referenced by id.
+ * Times are unix seconds, ranges are half-open [from, until): a query returns the samples
+ * stored with from <= time < until, merged over every series that matches.
  *
- * A store is not thread-safe: the server serializes calls with one mutex. */
+ * What every backend guarantees:
+ *   - durability: when store__put returns 0 (the server then answers 2xx), the upload is
+ *     stored and survives a crash of the server and of the machine;
+ *   - a query sees every put that returned before it started, and nothing of a put that
+ *     failed;
+ *   - time is kept at the store's resolution (store__resolution) or coarser for old data:
+ *     a range is answered exactly when its bounds are multiples of the resolution.
+ * What each backend says for itself (in its header): the resolutions it keeps and when it
+ * coarsens, how retention removes data, and whether its calls may come from several
+ * threads at once. A caller that does not know the backend serializes every call (the
+ * server holds one mutex around each). */
 #ifndef KILN_STORE_STORE_H
 #define KILN_STORE_STORE_H
 
@@ -23,10 +33,6 @@
 
 #include "profile/profile.h"
 
-/* Resolutions of the stored rows, in seconds. */
-#define STORE_RAW_STEP  10
-#define STORE_HOUR_STEP 3600
-#define STORE_DAY_STEP  86400
 /* Frames of a stack beyond this depth are not stored (the stack is cut there). */
 #define STORE_MAX_DEPTH 4096
 
@@ -59,11 +65,14 @@ struct matcher {
 };
 
 /* A query: a service and label matchers, as parsed from `app.cpu{host="a",x!~"b.*"}`
- * (see server/selector.h). Owns its strings and compiled expressions. */
+ * (see server/selector.h), and the profile type wanted (profile/ptype.h; NULL: the
+ * service's default, the type it was first stored with: CPU for agents). Owns its
+ * strings and compiled expressions. */
 struct store_query {
 	char *service;
 	struct matcher *m;
 	size_t n;
+	char *profile_type;
 };
 
 void store_query_init(struct store_query *q);
@@ -73,9 +82,13 @@ bool store_query__matches(const struct store_query *q, const struct labels *l);
 
 /* One upload: the stacks of profile, split into series. Stack i of the profile belongs to
  * series[stack_series[i]] (or series[0] when stack_series is NULL), and its first `skip`
- * frames are not stored (the .col prefix that became labels). Stacks whose depth is
- * <= skip, or whose count is 0, are ignored. */
+ * frames are not stored. The value stored is that of sample type type_index (0 unless
+ * set); stacks whose depth is <= skip, or whose value is 0, are ignored. A series is a
+ * label set of one profile type: profile_type (profile/ptype.h; NULL: the type of the
+ * service's earlier uploads, PTYPE_CPU_SAMPLES for a new one). */
 struct store_put {
+	const char *profile_type;
+	size_t type_index;
 	const char *service;
 	int64_t from, until;
 	const struct profile *profile;
@@ -131,7 +144,9 @@ void store_tree_init(struct store_tree *t);
 void store_tree_release(struct store_tree *t);
 
 struct store_options {
-	int retention_days;	/* raw rows; hour rows keep 4x, day rows 16x. 0: forever */
+	/* Data older than this many days may be removed by store__retain (how, and whether
+	 * coarser data is kept longer, is the backend's: see its header). 0: keep forever. */
+	int retention_days;
 };
 
 struct store;
@@ -161,21 +176,41 @@ struct store {
 	const struct store_ops *ops;
 	struct store_options opts;
 	uint64_t generation;	/* bumped by every put and retain: see store__generation */
+	int64_t resolution;	/* finest time step kept, seconds (> 0): see store__resolution */
 };
 
-/* Opens the store at location: a directory (SQLite database `kiln.db` inside, created
- * when missing) or `sqlite:PATH`. Returns NULL with a message in err. */
+/* A backend as store__open knows it: one entry of the table in store/store.c. */
+struct store_backend {
+	const char *scheme;	/* locations "SCHEME:REST" are this backend's (any case) */
+	/* Opens the store named by REST, the location's text after "SCHEME:". Returns a
+	 * store whose base (ops, opts, generation 1, resolution) is filled in, or NULL with
+	 * a message in err. */
+	struct store *(*open)(const char *rest, const struct store_options *opts, char *err,
+			      size_t errlen);
+	/* Opens the store kept in the existing directory dir, for a location without a
+	 * scheme; NULL when the backend keeps no stores in directories. */
+	struct store *(*open_dir)(const char *dir, const struct store_options *opts, char *err,
+				  size_t errlen);
+};
+
+/* Opens the store at location: "SCHEME:REST" where SCHEME names a backend ("sqlite:PATH"),
+ * or else a plain directory (created when missing), which the first backend of the table
+ * that keeps stores in directories opens (SQLite: DIR/kiln.db). A location with "://"
+ * whose scheme is no backend's ("clickhouse://h:9000/db" today) fails with a message that
+ * names the known schemes. Returns NULL with a message in err. */
 struct store *store__open(const char *location, const struct store_options *opts, char *err,
 			  size_t errlen);
-struct store *sqlite_store__open(const char *path, const struct store_options *opts,
-				 char *err, size_t errlen);
+/* The finest time step the store keeps, in seconds: queries whose bounds are multiples of
+ * it are answered exactly, so a caller may round ranges to it (e.g. to share a cache). */
+int64_t store__resolution(const struct store *s);
 /* Closes the store, committing nothing that is not already committed. Accepts NULL. */
 void store__close(struct store *s);
 
 /* Stores one upload atomically: when this returns 0 the data survives a crash. */
 int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen);
 /* Adds to out the merged stacks of every series of q's service matching q, whose rows lie
- * in [from, until). Returns 0 (also when nothing matched), or a negative errno. */
+ * in [from, until); an empty out takes the sample type of the type selected (see
+ * ptype__apply). Returns 0 (also when nothing matched), or a negative errno. */
 int store__select(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		  struct profile *out, char *err, size_t errlen);
 /* Like store__select, but fills out (initialized, empty) with the merged stacks as a call

@@ -292,6 +292,35 @@ static uint8_t *read_range(int fd, uint64_t off, uint64_t len)
 	return buf;
 }
 
+/* The start of Go's text for a pclntab found without section headers, when its header
+ * does not say (Go 1.26 writes textStart 0): runtime.moduledata begins with a pointer to
+ * the pclntab, then six slices and findfunctab, then minpc, maxpc and text (the layout of
+ * Go 1.16 and later). Returns 0 when no such record is found. */
+static uint64_t go_text_start(const struct elf_symbols *es, int fd, uint64_t pclntab_vaddr)
+{
+	uint64_t found = 0;
+
+	for (size_t i = 0; i < es->nr_segs && !found; i++) {
+		const struct elf_segment *s = &es->segs[i];
+		uint8_t *buf = read_range(fd, s->offset, s->filesz);
+
+		for (size_t off = 0; buf && off + 24 * 8 <= s->filesz; off += 8) {
+			uint64_t w[23];
+
+			memcpy(&w[0], buf + off, 8);
+			if (w[0] != pclntab_vaddr)
+				continue;
+			memcpy(w, buf + off, sizeof(w));
+			if (w[20] && w[20] == w[22] && w[21] > w[20]) {	/* minpc, maxpc, text */
+				found = w[20];
+				break;
+			}
+		}
+		free(buf);
+	}
+	return found;
+}
+
 /* Go: .gopclntab by section, or by scanning read-only segments when sections are gone. */
 static size_t add_gopclntab(struct elf_symbols *es, Elf *e, int fd, size_t shnum)
 {
@@ -320,11 +349,21 @@ static size_t add_gopclntab(struct elf_symbols *es, Elf *e, int fd, size_t shnum
 
 		if (!buf)
 			continue;
-		at = gopclntab__scan(buf, s->filesz);
-		n = at >= 0 ? gopclntab__load(buf + at, s->filesz - (size_t)at, 0, &es->tab) : 0;
+		/* other read-only data can look like a header: try each candidate in turn */
+		for (size_t pos = 0; pos < s->filesz; pos += (size_t)at + 4) {
+			at = gopclntab__scan(buf + pos, s->filesz - pos);
+			if (at < 0)
+				break;
+			uint64_t vaddr = s->vaddr + pos + (size_t)at;
+
+			n = gopclntab__load(buf + pos + at, s->filesz - pos - (size_t)at,
+					    go_text_start(es, fd, vaddr), &es->tab);
+			if (n > 0) {
+				free(buf);
+				return (size_t)n;
+			}
+		}
 		free(buf);
-		if (n > 0)
-			return (size_t)n;
 	}
 	return 0;
 }

@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/col.h"
 #include "symbols/binary.h"
 #include "symbols/demangle.h"
 #include "symbols/elf.h"
@@ -130,13 +129,10 @@ static const char *perfmap_lookup(struct symbolizer *s, const struct proc_ref *p
 
 static void append_name(struct strbuf *out, const char *name, bool demangle)
 {
-	size_t at = out->len;
-
 	if (demangle)
 		demangle__append(name, out);
 	else
 		strbuf_addstr(out, name);
-	col__sanitize_frame(out->buf + at);
 }
 
 int symbolizer__pin(struct symbolizer *s, const struct proc_ref *p, const struct mapping *m)
@@ -272,7 +268,6 @@ int symbolizer__user(struct symbolizer *s, const struct proc_ref *p, const struc
 		return 0;
 	}
 	binary__module_name(m->path, module, sizeof(module));
-	col__sanitize_frame(module);
 	strbuf_addf(out, "(%s+0x%llx)", module, (unsigned long long)off);
 	return -ENOENT;
 }

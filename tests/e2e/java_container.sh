@@ -7,6 +7,12 @@
 need_root
 java_setup
 command -v unshare > /dev/null || skip "unshare (util-linux) not installed"
+# In a chroot whose root is not a mount point, unshare cannot make / private
+err=$(unshare --mount --pid --fork --mount-proc true 2>&1) || {
+	where=""
+	[ "$(stat -c %d:%i /)" != "$(stat -c %d:%i /proc/1/root/. 2>/dev/null)" ] && where="inside a chroot: "
+	skip "${where}unshare cannot make the JVM's mount and PID namespaces: $err"
+}
 # the classes must stay reachable once /tmp is replaced inside the namespace, also when
 # the checkout itself lives under /tmp
 classes=$(mktemp -d /var/tmp/kiln-java-classes.XXXXXX)

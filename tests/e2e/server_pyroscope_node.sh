@@ -7,14 +7,16 @@
 command -v node > /dev/null || skip "node is not installed"
 command -v npm > /dev/null || skip "npm is not installed"
 command -v curl > /dev/null || skip "curl is not installed"
-node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&b>=20)?0:1)' ||
-	skip "@pyroscope/nodejs needs node >= 20.20 (have $(node --version))"
-
-npm_dir=$ROOT/build/e2e-npm
+# 0.6 wants node >= 20.20.2; 0.4.7 is the newest whose engines allow Debian's node 18
+version=0.6
+node -e 'const [a,b,c]=process.versions.node.split(".").map(Number); process.exit(a>20||(a==20&&(b>20||(b==20&&c>=2)))?0:1)' ||
+	version=0.4.7
+echo "node $(node --version), @pyroscope/nodejs@$version"
+npm_dir=$ROOT/build/e2e-npm/pyroscope-$version
 if [ ! -d "$npm_dir/node_modules/@pyroscope/nodejs" ]; then
 	mkdir -p "$npm_dir"
-	npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error @pyroscope/nodejs@0.6 > "$T/npm.log" 2>&1 ||
-		skip "could not install @pyroscope/nodejs from npm: $(tail -n 3 "$T/npm.log")"
+	npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error "@pyroscope/nodejs@$version" > "$T/npm.log" 2>&1 ||
+		skip "could not install @pyroscope/nodejs@$version from npm: $(tail -n 3 "$T/npm.log")"
 fi
 
 start_server "$T/data" --token node-token

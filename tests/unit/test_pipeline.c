@@ -20,6 +20,7 @@
 #include "agent/runtime_set.h"
 #include "agent/sample_path.h"
 #include "agent/stacks.h"
+#include "format/col.h"
 #include "test_unwind_util.h"
 #include "util/strbuf.h"
 
@@ -235,30 +236,49 @@ static struct profile *flush(struct fixture *f)
 	return p;
 }
 
-/* Stack i of p as "a;b;c count". */
-static char *stack_line(const struct profile *p, size_t i)
+/* The stack lines of p as the agent's .col writes them ("0;container;process;a;b 3"),
+ * each ending in a newline, after a leading newline. */
+static char *col_lines(const struct profile *p)
 {
-	struct profile_stack st = profile__stack(p, i);
+	char *buf = NULL, *nl;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 	struct strbuf sb = STRBUF_INIT;
 
-	for (uint32_t k = 0; k < st.depth; k++)
-		strbuf_addf(&sb, "%s%s", k ? ";" : "", profile__name(p, st.frames[k]));
-	strbuf_addf(&sb, " %llu", (unsigned long long)st.count);
+	assert_int_equal(col__write(f, p, true), 0);
+	fclose(f);
+	nl = strchr(buf, '\n');	/* after the header */
+	assert_non_null(nl);
+	strbuf_addstr(&sb, nl);
+	free(buf);
 	return strbuf_detach(&sb, NULL);
+}
+
+/* Stack 0 of a profile of one stack, as its .col line. */
+static char *stack_line(const struct profile *p)
+{
+	char *lines, *line;
+
+	assert_int_equal(profile__nr_stacks(p), 1);
+	lines = col_lines(p);
+	line = xstrdup(lines + 1);
+	line[strcspn(line, "\n")] = '\0';
+	free(lines);
+	return line;
 }
 
 /* Whether p holds exactly the stack line want. */
 static bool has_stack(const struct profile *p, const char *want)
 {
-	bool found = false;
+	char *lines = col_lines(p), *needle = xmalloc(strlen(want) + 3);
+	bool found;
 
-	for (size_t i = 0; i < profile__nr_stacks(p) && !found; i++) {
-		char *line = stack_line(p, i);
-		found = !strcmp(line, want);
-		if (!found && getenv("PIPELINE_DEBUG"))
-			fprintf(stderr, "  have: %s\n", line);
-		free(line);
-	}
+	snprintf(needle, strlen(want) + 3, "\n%s\n", want);
+	found = strstr(lines, needle) != NULL;
+	if (!found && getenv("PIPELINE_DEBUG"))
+		fprintf(stderr, "want: %s\nhave:%s", want, lines);
+	free(needle);
+	free(lines);
 	return found;
 }
 
@@ -430,7 +450,7 @@ static void test_dwarf_capture(void **state)
 	sample_path__sample(f->sp, &s);
 	p = flush(f);	/* before the child exits: its binary is pinned, its name known */
 	assert_int_equal(profile__nr_stacks(p), 1);
-	line = stack_line(p, 0);
+	line = stack_line(p);
 	assert_non_null(strstr(line, ";unwind_deep;"));
 	assert_non_null(strstr(line, ";main;"));
 	assert_non_null(strstr(line, ";capture 1"));

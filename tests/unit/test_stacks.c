@@ -13,6 +13,7 @@
 
 #include "agent/proctab.h"
 #include "agent/stacks.h"
+#include "format/col.h"
 #include "util/strbuf.h"
 
 /* Global (not static) so that they are in .symtab under these names. */
@@ -76,18 +77,24 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The one stack of p, as "a;b;c count". */
+/* The one stack of p, as "a;b;c count": its line in the agent's .col output. */
 static char *only_stack(struct profile *p)
 {
-	struct strbuf sb = STRBUF_INIT;
-	struct profile_stack s;
+	char *buf = NULL, *line, *nl;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
 	assert_int_equal(profile__nr_stacks(p), 1);
-	s = profile__stack(p, 0);
-	for (uint32_t i = 0; i < s.depth; i++)
-		strbuf_addf(&sb, "%s%s", i ? ";" : "", profile__name(p, s.frames[i]));
-	strbuf_addf(&sb, " %llu", (unsigned long long)s.count);
-	return strbuf_detach(&sb, NULL);
+	assert_int_equal(col__write(f, p, true), 0);
+	fclose(f);
+	line = strchr(buf, '\n');	/* after the header */
+	assert_non_null(line);
+	line = xstrdup(line + 1);
+	nl = strchr(line, '\n');
+	assert_non_null(nl);
+	*nl = '\0';
+	free(buf);
+	return line;
 }
 
 static void test_native_and_kernel(void **state)

@@ -9,10 +9,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "format/col.h"
+#include "profile/ptype.h"
 #include "server/flamebearer.h"
 #include "store/rows.h"
 #include "store/store.h"
@@ -27,6 +31,22 @@ static void rm_dir(void)
 	if (system(cmd.buf))
 		fprintf(stderr, "failed to remove '%s'\n", dir);
 	strbuf_release(&cmd);
+}
+
+/* Runs sql on the database file path (created when missing). */
+static int sqlite_exec_file(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	char *msg = NULL;
+	int rc = sqlite3_open(path, &db);
+
+	if (!rc)
+		rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	if (rc)
+		fprintf(stderr, "sqlite: %s\n", msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	sqlite3_close(db);
+	return rc;
 }
 
 static struct store *open_store(void)
@@ -299,6 +319,187 @@ static void test_select_tree(void **state)
 	store__close(s);
 }
 
+/* store__open picks the backend by scheme: unknown schemes fail, naming the known ones,
+ * and leave nothing on disk; sqlite:PATH and plain directories open SQLite. */
+static void test_open_by_scheme(void **state)
+{
+	static const char *const unknown[][2] = {
+		{ "foo://x", "'foo'" },
+		{ "clickhouse://h:9000/db", "'clickhouse'" },
+		{ "ClickHouse://h/db", "'ClickHouse'" },
+	};
+	struct strbuf loc = STRBUF_INIT;
+	char err[256], cwd[4096];
+	struct stat st;
+	struct store *s;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		err[0] = 0;
+		assert_null(store__open(unknown[i][0], NULL, err, sizeof(err)));
+		assert_non_null(strstr(err, "unknown storage scheme"));
+		assert_non_null(strstr(err, unknown[i][1]));
+		assert_non_null(strstr(err, "(known: sqlite)"));
+		assert_non_null(strstr(err, unknown[i][0]));
+	}
+	/* nothing was created for them: neither "foo:" nor "clickhouse:" */
+	assert_int_equal(stat("foo:", &st), -1);
+	assert_int_equal(stat("clickhouse:", &st), -1);
+	/* an empty location is an error, not the current directory */
+	assert_null(store__open("", NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "empty"));
+	/* a name with a colon but no "//" is a directory, as before schemes existed */
+	s = store__open("foo:bar", NULL, err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	store__close(s);
+	assert_int_equal(stat("foo:bar/kiln.db", &st), 0);
+	assert_int_equal(chdir(cwd), 0);
+
+	/* sqlite:PATH is the database file PATH, in any case of the scheme */
+	strbuf_addf(&loc, "SQLite:%s/own.db", dir);
+	s = store__open(loc.buf, NULL, err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	assert_int_equal(store__resolution(s), 10);
+	assert_int_equal(store__generation(s), 1);
+	store__close(s);
+	strbuf_reset(&loc);
+	strbuf_addf(&loc, "%s/own.db", dir);
+	assert_int_equal(stat(loc.buf, &st), 0);
+
+	/* a plain directory is created with its parents and holds kiln.db */
+	strbuf_reset(&loc);
+	strbuf_addf(&loc, "%s/a/b", dir);
+	s = store__open(loc.buf, NULL, err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	assert_int_equal(store__resolution(s), 10);
+	store__close(s);
+	strbuf_addstr(&loc, "/kiln.db");
+	assert_int_equal(stat(loc.buf, &st), 0);
+	strbuf_release(&loc);
+}
+
+static uint64_t select_total(struct store *s, const char *service, const char *type)
+{
+	struct store_query q;
+	struct profile *p = profile__new();
+	char err[256];
+	uint64_t total;
+
+	query(&q, service, NULL);
+	q.profile_type = type ? strdup(type) : NULL;
+	if (store__select(s, &q, 0, time(NULL) + 3600, p, err, sizeof(err)))
+		fail_msg("%s", err);
+	total = profile__total(p);
+	store_query_release(&q);
+	profile__free(p);
+	return total;
+}
+
+/* One service holds series of several profile types side by side: each put stores the
+ * value of its sample type, a query names its type or gets the service's first one. */
+static void test_profile_types(void **state)
+{
+	static const struct profile_type t[] = { { "samples", "count" }, { "cpu", "nanoseconds" } };
+	static const char ns[] = "process_cpu:cpu:nanoseconds:cpu:nanoseconds";
+	struct store *s = open_store();
+	struct profile *p = profile__new();
+	uint32_t f = profile__intern_str(p, "main");
+	uint64_t v[] = { 3, 30000000 };
+	int64_t now = time(NULL) - 120;
+	struct labels l;
+	char err[256];
+
+	labels_init(&l);
+	labels__set(&l, "pod", "a");
+	assert_int_equal(profile__set_types(p, t, 2), 0);
+	profile__add_values(p, &f, 1, 0, v);
+	struct store_put put = { .service = "app.cpu", .from = now, .until = now + 10,
+				 .profile = p, .series = &l, .nr_series = 1,
+				 .profile_type = PTYPE_CPU_SAMPLES };
+	assert_int_equal(store__put(s, &put, err, sizeof(err)), 0);
+	put.profile_type = ns, put.type_index = 1;
+	assert_int_equal(store__put(s, &put, err, sizeof(err)), 0);
+	put.type_index = 2;
+	assert_int_equal(store__put(s, &put, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "failed to store profile: no such sample type");
+	assert_int_equal(select_total(s, "app.cpu", NULL), 3);
+	assert_int_equal(select_total(s, "app.cpu", PTYPE_CPU_SAMPLES), 3);
+	assert_int_equal(select_total(s, "app.cpu", ns), 30000000);
+	assert_int_equal(select_total(s, "app.cpu", "wall:wall:nanoseconds:wall:nanoseconds"), 0);
+	/* the types survive a reopen */
+	store__close(s);
+	s = open_store();
+	assert_int_equal(select_total(s, "app.cpu", ns), 30000000);
+	assert_int_equal(select_total(s, "app.cpu", NULL), 3);
+	store__close(s);
+	labels_release(&l);
+	profile__free(p);
+}
+
+/* A database of schema version 0 (no profile types) is migrated when opened: its series
+ * read as the type their service's name says, and new ones are stored beside them. */
+static void test_migrate_v0(void **state)
+{
+	static const char v0[] =
+		"CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+		"CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+		" frame INTEGER NOT NULL);"
+		"CREATE TABLE services(id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
+		" units TEXT, spy_name TEXT, sample_rate INTEGER, last_seen INTEGER);"
+		"CREATE TABLE series(id INTEGER PRIMARY KEY, service INTEGER NOT NULL,"
+		" labels TEXT NOT NULL, first_seen INTEGER, last_seen INTEGER, UNIQUE(service, labels));"
+		"CREATE TABLE samples(level INTEGER NOT NULL, service INTEGER NOT NULL,"
+		" bucket INTEGER NOT NULL, series INTEGER NOT NULL, total INTEGER NOT NULL,"
+		" nrows INTEGER NOT NULL, data BLOB NOT NULL,"
+		" PRIMARY KEY(level, service, bucket, series)) WITHOUT ROWID;"
+		"CREATE TABLE rollups(level INTEGER PRIMARY KEY, done_until INTEGER NOT NULL);"
+		"INSERT INTO frames VALUES(1, 'main'), (2, 'malloc');"
+		"INSERT INTO stacks VALUES(1, 0, 1), (2, 1, 2);"
+		"INSERT INTO services VALUES(1, 'app.cpu', 'samples', 'kiln', 100, 0),"
+		" (2, 'app.alloc_space', 'bytes', 'gospy', 100, 0);"
+		"INSERT INTO series VALUES(1, 1, 'host\x1fh\x1e', 0, 4000000000),"
+		" (2, 2, 'host\x1fh\x1e', 0, 4000000000);";
+	struct sample_row cpu = { 1, 7 }, mem = { 2, 4096 };
+	struct strbuf path = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT, sql = STRBUF_INIT;
+	int64_t bucket = (time(NULL) - 600) / 10 * 10;
+	struct store *s;
+
+	rows__encode(&a, &cpu, 1);
+	rows__encode(&b, &mem, 1);
+	strbuf_addf(&sql, "%sINSERT INTO samples VALUES(0, 1, %lld, 1, 7, 1, x'", v0,
+		    (long long)bucket);
+	for (size_t i = 0; i < a.len; i++)
+		strbuf_addf(&sql, "%02x", (unsigned char)a.buf[i]);
+	strbuf_addf(&sql, "'), (0, 2, %lld, 2, 4096, 1, x'", (long long)bucket);
+	for (size_t i = 0; i < b.len; i++)
+		strbuf_addf(&sql, "%02x", (unsigned char)b.buf[i]);
+	strbuf_addf(&sql, "'); INSERT INTO rollups VALUES(1, %lld), (2, %lld);",
+		    (long long)(bucket / 3600 * 3600), (long long)(bucket / 86400 * 86400));
+	strbuf_addf(&path, "%s/kiln.db", dir);
+	assert_int_equal(sqlite_exec_file(path.buf, sql.buf), 0);
+
+	s = open_store();
+	assert_int_equal(select_total(s, "app.cpu", NULL), 7);
+	assert_int_equal(select_total(s, "app.cpu", PTYPE_CPU_SAMPLES), 7);
+	assert_int_equal(select_total(s, "app.alloc_space", NULL), 4096);
+	assert_int_equal(select_total(s, "app.alloc_space", "memory:alloc_space:bytes:space:bytes"),
+			 4096);
+	assert_int_equal(select_total(s, "app.alloc_space", PTYPE_CPU_SAMPLES), 0);
+	/* the same label set, now with a type: a second series of the same service */
+	put_col(s, "h", time(NULL) - 300, "main;malloc 5\n");
+	store__close(s);
+	s = open_store();
+	assert_int_equal(select_total(s, "svc", NULL), 5);
+	assert_int_equal(select_total(s, "app.cpu", NULL), 7);
+	store__close(s);
+	assert_int_equal(sqlite_exec_file(path.buf, "SELECT 1;"), 0);
+	strbuf_release(&path), strbuf_release(&a), strbuf_release(&b), strbuf_release(&sql);
+}
+
 static int setup(void **state)
 {
 	memcpy(dir, "/tmp/kiln-test-store.XXXXXX", sizeof(dir));
@@ -320,6 +521,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_put_select_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_frees_space, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_by_scheme, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v0, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
+#include "format/col.h"
 #include "symbols/binary.h"
 #include "symbols/kallsyms.h"
 #include "symbols/perfmap.h"
@@ -122,7 +123,7 @@ static const char *sym_user(struct symbolizer *s, const struct proc_ref *p,
 		*ret = r;
 	snprintf(buf, sizeof(buf), "%s", out.buf);
 	strbuf_release(&out);
-	return buf;
+	return col__sanitize_frame(buf);	/* as the .col writer escapes the name */
 }
 
 static void test_live_process_in_chroot_and_pinning(void **state)

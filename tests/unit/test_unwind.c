@@ -455,15 +455,53 @@ static void test_corrupt_binary(void **state)
 	strbuf_release(&orig);
 }
 
-/* Hundreds of real binaries (the host's shared libraries and programs, up to 300) through
- * a cache of 2 MiB: each one with CFI lists FDEs whose first compiles to rows, and the cache never holds much more than its
- * bound (one table larger than the bound is kept while it is in use). */
+/* Many binaries through a small cache, from a fixture the test builds: 60 copies each of
+ * the frame-pointer and the no-frame-pointer workload (each copy its own inode, so its own
+ * table) and 10 shell scripts, through a cache bounded at half of what their tables need.
+ * Each binary with CFI lists FDEs whose first compiles to rows, tables are evicted, and
+ * the cache never holds much more than its bound (one table larger than the bound is kept
+ * while it is in use). */
+#define MANY_COPIES 60
 static void test_many_binaries(void **state)
 {
-	struct unwind_cache *c = unwind_cache__new(2 << 20, true);
+	char dir[300], path[4096];
+	char cmd[2048];
+
+	snprintf(dir, sizeof(dir), "%s/many", workdir);
+	snprintf(cmd, sizeof(cmd), "mkdir %s && cd %s && for i in $(seq %d); do "
+		 "cp %s nofp-$i && cp %s fp-$i && { [ $i -gt 10 ] || printf '#!/bin/sh\\n' > sh-$i; }; "
+		 "done", dir, dir, MANY_COPIES, exe_nofp, exe_fp);
+	assert_int_equal(system(cmd), 0);
+
+	/* the bound: half of what the fixture's tables hold with their CFI closed, measured by
+	 * a cache that keeps them all but one CFI open; the bounded cache must evict */
 	struct proc_ref p = { getpid(), getpid() };
-	FILE *ls = popen("ls /usr/lib/x86_64-linux-gnu/*.so* /usr/bin/* 2>/dev/null | head -300", "r");
-	char path[4096];
+	struct unwind_cache *probe = unwind_cache__new(UINT64_MAX, true);
+	uint64_t open_max = 0;
+	unwind_cache__set_max_open(probe, 1);
+	snprintf(cmd, sizeof(cmd), "ls %s/*", dir);
+	FILE *ls = popen(cmd, "r");
+	assert_non_null(ls);
+	while (fgets(path, sizeof(path), ls)) {
+		struct stat st;
+
+		path[strcspn(path, "\n")] = '\0';
+		assert_int_equal(stat(path, &st), 0);
+		struct mapping m = { .start = 0x10000, .end = 0x20000, .ino = st.st_ino,
+				     .maj = major(st.st_dev), .min = minor(st.st_dev),
+				     .prot = PROT_READ | PROT_EXEC, .path = path };
+		const struct unwind_table *t = unwind_cache__get(probe, &p, &m);
+		if (t && t->has_cfi && t->nfde > 0)
+			assert_non_null(unwind_cache__find(probe, t, &p, &m, t->base + t->fdes[0].lo));
+		if (t && unwind_cache__table_bytes(probe, t) > open_max)
+			open_max = unwind_cache__table_bytes(probe, t);
+	}
+	pclose(ls);
+	assert_true(unwind_cache__bytes(probe) > 2 * open_max);
+	uint64_t limit = (unwind_cache__bytes(probe) - open_max) / 2;
+	unwind_cache__free(probe);
+
+	struct unwind_cache *c = unwind_cache__new(limit, true);
 	size_t tables = 0, with_cfi = 0, with_rows = 0, largest = 0;
 
 	/* the vDSO has no file: its table comes from kiln's own copy of the image */
@@ -479,6 +517,7 @@ static void test_many_binaries(void **state)
 		}
 	test_maps_release(&self);
 
+	ls = popen(cmd, "r");
 	assert_non_null(ls);
 	while (fgets(path, sizeof(path), ls)) {
 		struct stat st;
@@ -500,12 +539,13 @@ static void test_many_binaries(void **state)
 			     unwind_cache__find(c, t, &p, &m, t->base + t->fdes[0].lo) != NULL;
 		if (unwind_cache__table_bytes(c, t) > largest)
 			largest = unwind_cache__table_bytes(c, t);
-		assert_true(unwind_cache__bytes(c) <= (2 << 20) + largest + 4096);
+		assert_true(unwind_cache__bytes(c) <= limit + largest + 4096);
 	}
 	pclose(ls);
 	print_message("%zu binaries, %zu with CFI, %zu of them with rows, %llu evictions, "
-		      "largest table %zu bytes\n", tables, with_cfi, with_rows,
-		      (unsigned long long)unwind_cache__evictions(c), largest);
+		      "largest table %zu bytes, bound %llu bytes\n", tables, with_cfi, with_rows,
+		      (unsigned long long)unwind_cache__evictions(c), largest,
+		      (unsigned long long)limit);
 	assert_true(tables >= 100);
 	assert_int_equal(with_rows, with_cfi);	/* no CFI: Go (stripped), Free Pascal */
 	assert_true(unwind_cache__evictions(c) > 0);
