@@ -115,6 +115,39 @@ int jvm__list(pid_t *pids, size_t max)
 	return (int)n;
 }
 
+/* Whether one of pid's threads is called name (comm, at most 15 characters). */
+static bool has_thread(pid_t pid, const char *name)
+{
+	char path[96], buf[32];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		ssize_t n;
+		int fd;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		found = !strcmp(buf, name);
+	}
+	closedir(d);
+	return found;
+}
+
 static bool cmdline_has(pid_t pid, const char *opt)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -181,6 +214,13 @@ int jvm_target__probe(pid_t pid, struct jvm_target *t, char *reason)
 	fclose(f);
 	if (!have_ids || t->nspid <= 0)
 		return -ENOENT;
+	/* A process that only maps libjvm.so (a JNI host, a launcher of another name) may
+	 * catch SIGQUIT itself, for its own reasons, with the JVM's signal handling off
+	 * (-Xrs): it gets the signal only once HotSpot's Signal Dispatcher thread, which
+	 * answers it by starting the attach listener, exists. (JDK 8 does not name its
+	 * threads: there, only a process called java is signalled, as before.) */
+	if (t->sigquit_caught && !looks_like_java(pid) && !has_thread(pid, "Signal Dispatch"))
+		t->sigquit_caught = false;
 	if (cmdline_has(pid, "-XX:+DisableAttachMechanism")) {
 		errmsg(reason, JVM_REASON_MAX, "JVM runs with -XX:+DisableAttachMechanism");
 		return -ENOTSUP;

@@ -23,7 +23,9 @@ struct jvm_target {
 	uid_t uid;		/* effective ids of the JVM */
 	gid_t gid;
 	bool other_mntns;	/* the JVM sees another /tmp than kiln */
-	bool sigquit_caught;	/* the JVM has installed its SIGQUIT handler */
+	bool sigquit_caught;	/* the JVM has installed its SIGQUIT handler (and, when
+				 * the process is not called java, HotSpot's Signal
+				 * Dispatcher thread runs) */
 };
 
 /* Lists the JVMs running now: processes that map libjvm.so (HotSpot) or libj9vm

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -133,6 +134,13 @@ static void test_probe_non_jvm(void **state)
 	assert_int_equal(jvm_target__probe(0x7ffffff0, &t, reason), -ENOENT);
 }
 
+static volatile sig_atomic_t quits;
+
+static void on_quit(int sig)
+{
+	quits++;
+}
+
 /* A JVM is recognized by the library it maps, whatever the process is called: this test
  * process (not named java) becomes one for jvm__check once it maps libjvm.so. */
 static void test_recognized_by_mapping(void **state)
@@ -156,6 +164,16 @@ static void test_recognized_by_mapping(void **state)
 	assert_non_null(h);
 	assert_int_equal(jvm__check(getpid()), 1);
 	/* left mapped: a libjvm.so is not made to be unloaded */
+
+	/* it catches SIGQUIT, but runs no HotSpot Signal Dispatcher: never signalled */
+	struct jvm_target t;
+	char reason[JVM_REASON_MAX] = "";
+	signal(SIGQUIT, on_quit);
+	assert_int_equal(jvm_target__probe(getpid(), &t, reason), 0);
+	assert_false(t.sigquit_caught);
+	assert_int_equal(jvm_target__load(&t, "/nonexistent.so", "", 100, reason), -EAGAIN);
+	assert_int_equal(quits, 0);
+	signal(SIGQUIT, SIG_DFL);
 }
 
 int main(void)
