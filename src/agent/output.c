@@ -45,11 +45,15 @@ static int write_html(FILE *f, const struct profile *p)
 	const json_t *host = json_object_get(profile__meta_const(p), "hostname");
 	const json_t *end = json_object_get(profile__meta_const(p), "end_time");
 	char title[256];
-	struct html_options opts = { title, 2 };
+	struct html_options opts = { title, 0 };
+	struct profile *view = col__process_root(p);
+	int ret;
 
 	snprintf(title, sizeof(title), "kiln: %s, %s", json_is_string(host) ?
 		 json_string_value(host) : "", json_is_string(end) ? json_string_value(end) : "");
-	return html__write(f, p, &opts);
+	ret = html__write(f, view, &opts);
+	profile__free(view);
+	return ret;
 }
 
 /* Writes dir/name through dir/.name.tmp and a rename, so that a reader never sees half a

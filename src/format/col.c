@@ -187,7 +187,24 @@ bool col__has_prefix(const struct profile *p)
 	return true;
 }
 
-struct profile *col__split_prefix(const struct profile *p, bool keep_process)
+/* True when every stack of p without a process label has the prefix (and there is one). */
+static bool unlabeled_have_prefix(const struct profile *p)
+{
+	size_t seen = 0;
+
+	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
+		struct profile_stack s = profile__stack(p, i);
+		if (profile__label(p, s.labels, COL_LABEL_PROCESS))
+			continue;
+		if (!stack_has_prefix(p, &s))
+			return false;
+		seen++;
+	}
+	return seen > 0;
+}
+
+/* col__split_prefix, and col__process_root when labeled_root. */
+static struct profile *split(const struct profile *p, bool keep_process, bool labeled_root)
 {
 	struct profile *q = profile__new();
 	struct profile_type *types = xmalloc(profile__nr_types(p) * sizeof(*types));
@@ -198,7 +215,7 @@ struct profile *col__split_prefix(const struct profile *p, bool keep_process)
 	int64_t period;
 	const char *key;
 	json_t *v;
-	bool all = col__has_prefix(p);
+	bool all = labeled_root ? unlabeled_have_prefix(p) : col__has_prefix(p);
 
 	for (size_t i = 0; i < profile__nr_types(p); i++)
 		types[i] = profile__type(p, i);
@@ -208,8 +225,10 @@ struct profile *col__split_prefix(const struct profile *p, bool keep_process)
 		profile__set_period(q, pt.type, pt.unit, period);
 	for (size_t i = 0; i < profile__nr_stacks(p); i++) {
 		struct profile_stack s = profile__stack(p, i);
-		bool prefix = all;
-		uint32_t from = prefix ? COL_PREFIX_FRAMES - keep_process : 0, nl = 0;
+		const char *process = labeled_root ? profile__label(p, s.labels, COL_LABEL_PROCESS)
+						   : NULL;
+		bool prefix = !process && all;
+		uint32_t from = prefix ? COL_PREFIX_FRAMES - keep_process : 0, nl = 0, depth = 0;
 		size_t n;
 		const struct profile_label *old = profile__labels(p, s.labels, &n);
 
@@ -227,17 +246,29 @@ struct profile *col__split_prefix(const struct profile *p, bool keep_process)
 			lab[nl++] = (struct profile_label){ COL_LABEL_PROCESS,
 							    profile__name(p, s.frames[2]) };
 		}
-		if (s.depth > alloc_ids) {
-			alloc_ids = s.depth;
+		if (s.depth + 1 > alloc_ids) {
+			alloc_ids = s.depth + 1;
 			ids = xrealloc(ids, alloc_ids * sizeof(*ids));
 		}
+		if (process && keep_process)
+			ids[depth++] = profile__intern_str(q, process);
 		for (uint32_t j = from; j < s.depth; j++)
-			ids[j - from] = profile__intern_str(q, profile__name(p, s.frames[j]));
-		profile__add_values(q, ids, s.depth - from, profile__labelset(q, lab, nl), s.values);
+			ids[depth++] = profile__intern_str(q, profile__name(p, s.frames[j]));
+		profile__add_values(q, ids, depth, profile__labelset(q, lab, nl), s.values);
 	}
 	json_object_foreach((json_t *)profile__meta_const(p), key, v)
 		json_object_set(profile__meta(q), key, v);
 	free(ids);
 	free(lab);
 	return q;
+}
+
+struct profile *col__split_prefix(const struct profile *p, bool keep_process)
+{
+	return split(p, keep_process, false);
+}
+
+struct profile *col__process_root(const struct profile *p)
+{
+	return split(p, true, true);
 }

@@ -49,10 +49,15 @@ bool col__has_prefix(const struct profile *p);
 
 /* A copy of p (metadata, sample types and period too) in which, when col__has_prefix(p),
  * the prefix of each stack becomes its container label (when not empty) and process
- * label, added to its other labels. When keep_process, the
- * process name also stays as the stack's root frame, as gProfiler's studio shows it.
- * The caller frees the copy. */
+ * label, added to its other labels. When keep_process, the process name also stays as
+ * the stack's root frame, as gProfiler's studio shows it. The caller frees the copy. */
 struct profile *col__split_prefix(const struct profile *p, bool keep_process);
+
+/* The agent's profile as a flamegraph shows it: a copy of p in which the process label of
+ * each stack that has one is also its root frame, and the stacks without one are split as
+ * col__split_prefix(p, true) does when they all have the prefix (JVM stacks merged with
+ * their prefix in frames). The caller frees the copy. */
+struct profile *col__process_root(const struct profile *p);
 
 /* Rewrites a frame name in place so that it cannot break the line format: ';' becomes
  * '|' (as gProfiler does for Java signatures), control characters become spaces.

@@ -66,8 +66,16 @@ struct file_id {
 /* Executables known to hold no CPython: most of a host's processes run a handful of
  * binaries (shells, compilers, daemons), and looking one up costs an ELF open and a
  * symbol table scan, which every new process of it would pay again. Used by the session's
- * thread only. */
+ * thread only. Bounded: a build host makes new executables all day, so past
+ * NOT_PYTHON_MAX the cache starts over; py_attach__forget() frees it. */
+#define NOT_PYTHON_MAX 4096
 static struct hashmap *not_python;
+
+void py_attach__forget(void)
+{
+	hashmap__free(not_python);
+	not_python = NULL;
+}
 
 static bool file_id_of(const struct proc_ref *p, const struct py_file *f, struct file_id *id)
 {
@@ -251,6 +259,8 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 			bool created;
 			if (!not_python)
 				not_python = hashmap__new();
+			else if (hashmap__count(not_python) >= NOT_PYTHON_MAX)
+				hashmap__clear(not_python);
 			hashmap__insert(not_python, &id, sizeof(id), &created);
 		}
 	}

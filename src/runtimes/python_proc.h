@@ -93,6 +93,9 @@ int py_read_all(pid_t pid, uint64_t addr, void *buf, size_t len);
  * Returns 0; -ENOENT when p runs no CPython; another negative errno with a reason
  * written into skip_reason (size 128) when it runs one that cannot be profiled. */
 int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason);
+/* Frees what py_attach__find remembers across processes (the executables that hold no
+ * CPython); the next lookups start afresh. For the end of the last session. */
+void py_attach__forget(void);
 
 /* Returns the thread state of host thread tid, rescanning the interpreter's threads
  * (at most every few milliseconds) when tid is unknown or its cached state no longer

@@ -135,7 +135,8 @@ static int confirm(struct runtime_proc *rp, const struct py_thread *pt, const st
 		   struct py_raw_frame *raw, int n)
 {
 	const struct py_layout *l = &rp->l;
-	static uint8_t co[PY_MAX_FRAMES][CO_MAX];
+	uint8_t co[PY_MAX_FRAMES][CO_MAX];	/* 64 KiB: on the stack, so that walks of
+						 * several threads or sessions never share it */
 	uint8_t ts[TS_MAX], cf[16], fr[FR_MAX];
 	struct iovec local[PY_MAX_FRAMES + 3], remote[PY_MAX_FRAMES + 3];
 	unsigned long k = 0;
@@ -150,6 +151,8 @@ static int confirm(struct runtime_proc *rp, const struct py_thread *pt, const st
 	for (int i = 0; i < n; i++)
 		IOV(co[i], raw[i].code, l->co_read);
 #undef IOV
+	if (w->newest && !w->steps)
+		return -EAGAIN;	/* the newest frame was not readable: nothing to check it by */
 	ssize_t got = process_vm_readv(rp->pid, local, k, remote, k, 0);
 	if (got < (ssize_t)(want - (size_t)n * l->co_read))
 		return -EAGAIN;	/* the thread state or the newest frame is gone */
@@ -180,7 +183,7 @@ static int confirm(struct runtime_proc *rp, const struct py_thread *pt, const st
 int py_walk__stack(struct runtime_proc *rp, struct py_thread *pt, const uint8_t *ts,
 		   struct py_raw_frame *raw, int max, bool *truncated)
 {
-	static struct walk w;
+	struct walk w;	/* 34 KiB of scratch, on the stack: reentrant */
 	const struct py_layout *l = &rp->l;
 	if (l->fr_read > FR_MAX || l->co_read > CO_MAX || l->ts_read > TS_MAX)
 		return -ENOTSUP;
@@ -207,7 +210,7 @@ int py_walk__stack(struct runtime_proc *rp, struct py_thread *pt, const uint8_t 
 int py_walk__fast(struct runtime_proc *rp, struct py_thread *pt, struct py_raw_frame *raw, int max,
 		  bool *truncated)
 {
-	static struct walk w;
+	struct walk w;	/* on the stack, as in py_walk__stack */
 	const struct py_layout *l = &rp->l;
 	uint8_t ts[TS_MAX], cf[16];
 	struct iovec local[PY_CHAIN + 2], remote[PY_CHAIN + 2];

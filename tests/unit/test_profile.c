@@ -267,6 +267,23 @@ static void test_col_labels_prefix(void **state)
 	assert_string_equal(out, "main;a|b c 3\nmain 2\nmain 1\n");
 	free(out);
 
+	/* the agent's profile as a flamegraph shows it: the process as the root frame */
+	r = col__split_prefix(p, true);
+	assert_int_equal(profile__stack(r, 0).depth, 2);	/* labels are no prefix: as it was */
+	profile__free(r);
+	r = col__process_root(p);
+	assert_int_equal(profile__nr_stacks(r), 3);
+	struct profile_stack v = profile__stack(r, 0);
+	assert_int_equal(v.depth, 3);
+	assert_string_equal(profile__name(r, v.frames[0]), "py;thon");
+	assert_string_equal(profile__name(r, v.frames[2]), "a;b\tc");
+	assert_string_equal(profile__label(r, v.labels, COL_LABEL_CONTAINER), "web");
+	v = profile__stack(r, 1);
+	assert_int_equal(v.depth, 2);
+	assert_string_equal(profile__name(r, v.frames[0]), "");
+	assert_int_equal(profile__stack(r, 2).depth, 1);	/* no label, no prefix: as it was */
+	profile__free(r);
+
 	static const char text[] = "# {\"frequency\": 11}\n0;web;py;main;work 5\n0;;java;run 4\n";
 	assert_int_equal(col__parse(q, text, strlen(text), err, sizeof(err)), 0);
 	assert_true(col__has_prefix(q));

@@ -16,6 +16,7 @@
 #include "python_harness.h"
 #include "runtimes/python_code.h"
 #include "runtimes/python_layout.h"
+#include "runtimes/python_proc.h"
 
 /* Which of spin_a / spin_b / <module>-only the thread's stacks show: a bit mask. */
 static int thread_kinds(struct runtime_proc *rp, pid_t tid, int reads)
@@ -219,11 +220,18 @@ static void test_not_python(void **state)
 	struct proc_ref p = { pid, pid };
 	assert_null(python_runtime.attach(&p, reason));
 	assert_string_equal(reason, "");
+	/* known now as no Python; forgotten, it is looked up again with the same answer */
+	assert_null(python_runtime.attach(&p, reason));
+	py_attach__forget();
+	assert_null(python_runtime.attach(&p, reason));
+	assert_string_equal(reason, "");
 	struct proc_ref gone = { 0x3ffffff0, 0x3ffffff0 };
 	assert_null(python_runtime.attach(&gone, reason));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	python_runtime.detach(NULL);
+	py_attach__forget();
+	py_attach__forget();	/* twice: nothing left to free */
 }
 
 static void test_line_tables(void **state)
