@@ -37,7 +37,7 @@ struct sampler_config {
 				 * most SAMPLER_MAX_STACK_SIZE; with user_regs_stack only) */
 	bool wake_per_sample;	/* samples can be delivered as they happen (see
 				 * sampler__set_eager) instead of in batches: a runtime reader
-				 * (Python) reads a thread's stack when its sample is decoded,
+				 * (interleave kind) reads a thread's stack when its sample is decoded,
 				 * so the sample must reach it at once */
 	/* The source's own settings (ring sizes and the like), NULL for its defaults. Only
 	 * the one of kind is read; the sampler copies what it keeps. */
