@@ -1,7 +1,8 @@
-/* Reference implementations of the URL parsers of server/selector.h, written from their
- * contracts in another style (POSIX regular expressions over the whole text, timegm), so
- * that the fuzz tests of test_server_parse.c can assert the one right answer for each
- * mutated input instead of "0 or -EINVAL". Slow and simple on purpose. */
+/* Reference implementations of the URL parsers of server/selector.h and of
+ * multipart__find, written from their contracts in another style (POSIX regular
+ * expressions over the whole text, timegm, one search per shape), so that the fuzz
+ * tests of test_server_parse.c can assert the one right answer for each mutated input
+ * instead of "0 or -EINVAL". Slow and simple on purpose. */
 #ifndef KILN_TESTS_SERVER_REF_H
 #define KILN_TESTS_SERVER_REF_H
 
@@ -10,7 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "store/store.h"
@@ -222,6 +225,61 @@ static inline bool ref_isotime(const char *text, int64_t *out)
 		*out += strchr(text + 19, '+') ? -off : off;
 	}
 	return true;
+}
+
+/* True when the header block [h, end) has a line "Content-Disposition:..." (any case) in
+ * which name="<name>" stands right after the colon, a ' ' or a ';' (so not as the tail of
+ * filename="..."). */
+static inline bool ref_named(const char *h, const char *end, const char *name)
+{
+	char want[128];
+	size_t wl = (size_t)snprintf(want, sizeof(want), "name=\"%s\"", name);
+
+	while (h < end) {
+		const char *eol = memmem(h, (size_t)(end - h), "\r\n", 2);
+		const char *lend = eol ? eol : end;
+
+		if (lend - h > 20 && !strncasecmp(h, "content-disposition:", 20))
+			for (const char *p = h + 20; p + wl <= lend; p++)
+				if (!memcmp(p, want, wl) && (p == h + 20 || p[-1] == ' ' || p[-1] == ';'))
+					return true;
+		h = eol ? eol + 2 : end;
+	}
+	return false;
+}
+
+/* multipart__find's contract over RFC 2046's shape: the first "--B" opens the body (the
+ * rest of its line is ignored), "--B--" closes it; each part is the delimiter line, header
+ * lines up to the first empty line (none at all when the delimiter line is followed by an
+ * empty one), and content up to the next CRLF "--B". Returns 0 with the content's offset
+ * and length, -ENOENT when no part is named name, -EINVAL when the shape breaks first. */
+static inline int ref_multipart(const char *b, size_t n, const char *bd, const char *name,
+				size_t *off, size_t *len)
+{
+	char delim[128];
+	size_t dl = (size_t)snprintf(delim, sizeof(delim), "\r\n--%s", bd);
+	const char *end = b + n, *p = memmem(b, n, delim + 2, dl - 2);
+
+	if (!p)
+		return -EINVAL;
+	for (p += dl - 2;;) {
+		const char *eol, *hend, *next;
+
+		if (end - p >= 2 && !memcmp(p, "--", 2))
+			return -ENOENT;
+		if (!(eol = memmem(p, (size_t)(end - p), "\r\n", 2)))
+			return -EINVAL;
+		if (!(hend = memmem(eol, (size_t)(end - eol), "\r\n\r\n", 4)))
+			return -EINVAL;
+		if (!(next = memmem(hend + 4, (size_t)(end - hend - 4), delim, dl)))
+			return -EINVAL;
+		if (hend > eol && ref_named(eol + 2, hend, name)) {
+			*off = (size_t)(hend + 4 - b);
+			*len = (size_t)(next - hend - 4);
+			return 0;
+		}
+		p = next + dl;
+	}
 }
 
 #endif
