@@ -92,10 +92,10 @@ int multipart__find(const char *body, size_t len, const char *boundary, const ch
 			ret = -EINVAL;
 			break;
 		}
-		hdr += 2;
+		/* The headers end at the first empty line; from the delimiter line's CRLF, so
+		 * that a part without headers ends there and not at a later part's. */
 		hend = find_bytes(hdr, (size_t)(end - hdr), "\r\n\r\n", 4);
-		if (!hend && end - hdr >= 2 && hdr[0] == '\r' && hdr[1] == '\n')
-			hend = hdr - 2;	/* a part without headers */
+		hdr += 2;
 		if (!hend) {
 			errmsg(err, errlen, "multipart part headers do not end");
 			ret = -EINVAL;

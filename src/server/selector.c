@@ -241,7 +241,8 @@ int attime__parse(const char *text, int64_t now, int64_t *out)
 		*out = now;
 		return 0;
 	}
-	if (text[3] != '-')
+	/* strtoll alone would also take "now- 15m" and "now-+15m" */
+	if (text[3] != '-' || text[4] < '0' || text[4] > '9')
 		return -EINVAL;
 	char *end;
 	errno = 0;
@@ -290,14 +291,17 @@ int isotime__parse(const char *text, int64_t *out)
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
 		return -EINVAL;
 	p += 19;
-	if (*p == '.')
+	if (*p == '.') {	/* a fraction has at least one digit */
+		if (p[1] < '0' || p[1] > '9')
+			return -EINVAL;
 		for (p++; *p >= '0' && *p <= '9'; p++)
 			;
+	}
 	int64_t t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
 	if (*p == 'Z' && !p[1]) {
 		p++;
 	} else if ((*p == '+' || *p == '-') && digits(p + 1, 2, &zh) && p[3] == ':' &&
-		   digits(p + 4, 2, &zm) && !p[6]) {
+		   digits(p + 4, 2, &zm) && !p[6] && zh <= 23 && zm <= 59) {
 		int64_t off = zh * 3600 + zm * 60;
 		t += *p == '+' ? -off : off;
 		p += 6;

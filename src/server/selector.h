@@ -26,12 +26,14 @@ bool selector__valid_label_name(const char *name);
 bool selector__valid_service(const char *name);
 
 /* Parses a Pyroscope time: digits (8 = YYYYMMDD, 13 = ms, 16 = us, 19 = ns, otherwise
- * seconds), "now", or "now-<n><unit>" with unit s, m/min, h, d, w, M/mon, y. now is the
- * current time in seconds. Returns 0 with *out in seconds, or -EINVAL. */
+ * seconds), "now", or "now-<n><unit>" with n digits (at most 1000000) and unit s, m/min,
+ * h, d, w, M/mon, y (none: seconds). now is the current time in seconds. Returns 0 with
+ * *out in seconds, or -EINVAL. */
 int attime__parse(const char *text, int64_t now, int64_t *out);
 
-/* Parses an ISO 8601 time (YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|+HH:MM|-HH:MM], no zone = UTC)
- * or a number of seconds. Returns 0 with *out in seconds, or -EINVAL. */
+/* Parses an ISO 8601 time (YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|+HH:MM|-HH:MM], no zone = UTC;
+ * frac is one or more digits, a zone at most 23:59) or up to 12 digits of seconds.
+ * Returns 0 with *out in seconds, or -EINVAL. */
 int isotime__parse(const char *text, int64_t *out);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/debugfile.h"
@@ -430,14 +431,80 @@ static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const 
 	return 0;
 }
 
+static uint64_t header_uint(const uint8_t *p, size_t n, bool big)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/* Classifies a file of size bytes by its first got (<= EHDR_MAX) bytes d, as the contract
+ * of elf_symbols__load says and libelf alone does not: libelf calls an empty file an
+ * error and an ELF identification followed by a short header "not ELF", and opens a file
+ * whose section header table lies past its end (counts of PN_XNUM and 0, which say the
+ * real count is in section 0, are not checked here). Returns 0, -ENOEXEC (not ELF: no magic,
+ * class, byte order or version 1) or -EINVAL (a corrupt ELF file), with a message. */
+#define EHDR_MAX sizeof(Elf64_Ehdr)
+static int check_header(const uint8_t *d, size_t got, uint64_t size, char *err,
+			size_t errlen)
+{
+	bool is64, big;
+	uint64_t phoff, phnum, phsize, shoff, shnum, shsize;
+
+	if (got < EI_NIDENT || memcmp(d, ELFMAG, SELFMAG) ||
+	    (d[EI_CLASS] != ELFCLASS32 && d[EI_CLASS] != ELFCLASS64) ||
+	    (d[EI_DATA] != ELFDATA2LSB && d[EI_DATA] != ELFDATA2MSB) ||
+	    d[EI_VERSION] != EV_CURRENT) {
+		errmsg(err, errlen, "not an ELF file");
+		return -ENOEXEC;
+	}
+	is64 = d[EI_CLASS] == ELFCLASS64;
+	big = d[EI_DATA] == ELFDATA2MSB;
+	if (got < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		errmsg(err, errlen, "truncated ELF header");
+		return -EINVAL;
+	}
+	phoff = is64 ? header_uint(d + 0x20, 8, big) : header_uint(d + 0x1c, 4, big);
+	phnum = header_uint(d + (is64 ? 0x38 : 0x2c), 2, big);
+	phsize = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	if (phnum && phnum != PN_XNUM && (phoff >= size || (size - phoff) / phsize < phnum)) {
+		errmsg(err, errlen, "program headers lie past the end of the file");
+		return -EINVAL;
+	}
+	shoff = is64 ? header_uint(d + 0x28, 8, big) : header_uint(d + 0x20, 4, big);
+	shnum = header_uint(d + (is64 ? 0x3c : 0x30), 2, big);
+	shsize = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	if (shnum && (shoff >= size || (size - shoff) / shsize < shnum)) {
+		errmsg(err, errlen, "section headers lie past the end of the file");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int elf_symbols__load(struct elf_symbols *es, int fd, const char *root, const char *path,
 		      char *err, size_t errlen)
 {
+	uint8_t hdr[EHDR_MAX];
+	struct stat st;
+	size_t got;
 	Elf *e;
 	int ret;
 
 	elf_version(EV_CURRENT);
 	elf_symbols_release(es);
+	if (fstat(fd, &st)) {
+		errmsg(err, errlen, "%s", strerror(errno));
+		return -EINVAL;
+	}
+	got = (uint64_t)st.st_size < sizeof(hdr) ? (size_t)st.st_size : sizeof(hdr);
+	if (got && io__pread_all(fd, hdr, got, 0))
+		got = 0;
+	ret = check_header(hdr, got, (uint64_t)st.st_size, err, errlen);
+	if (ret)
+		return ret;
+	elf_errno();	/* a stale error would make load() call a non-ELF file corrupt */
 	/* ELF_C_READ reads the sections we ask for with pread: a file truncated under us
 	 * gives a read error, not the SIGBUS a mapping would. */
 	e = elf_begin(fd, ELF_C_READ, NULL);
@@ -459,8 +526,12 @@ int elf_symbols__load_image(struct elf_symbols *es, const void *image, size_t si
 		errmsg(err, errlen, "empty image");
 		return -EINVAL;
 	}
+	ret = check_header(image, size < EHDR_MAX ? size : EHDR_MAX, size, err, errlen);
+	if (ret)
+		return ret;
 	copy = xmalloc(size);
 	memcpy(copy, image, size);
+	elf_errno();
 	e = elf_memory(copy, size);
 	ret = load(es, e, -1, "", NULL, err, errlen);
 	elf_end(e);

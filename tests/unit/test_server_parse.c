@@ -15,6 +15,7 @@
 #include "server/http.h"
 #include "server/multipart.h"
 #include "server/selector.h"
+#include "server_ref.h"
 #include "store/rows.h"
 #include "util/strbuf.h"
 
@@ -108,8 +109,10 @@ static void test_selector_fuzz(void **state)
 		"app.cpu{h=~\"web-[0-9]+\",x!=\"y\",z!~\"a|b\"}",
 		"nodeapp{otel.scope.name=com.grafana.pyroscope/nodejs,process.runtime.version=v20}",
 	};
-	char buf[256], err[128];
+	char buf[256], err[128], service[256];
+	struct ref_matcher m[64];
 	struct store_query q;
+	size_t nm, valid = 0;
 
 	store_query_init(&q);
 	for (int i = 0; i < ROUNDS; i++) {
@@ -117,8 +120,19 @@ static void test_selector_fuzz(void **state)
 		size_t n = mutate(s, strlen(s), buf, sizeof(buf) - 1);
 		buf[n] = 0;
 		int ret = selector__parse(&q, buf, i % 2, err, sizeof(err));
-		assert_true(ret == 0 || ret == -EINVAL);
+		bool ok = ref_selector(buf, i % 2, service, sizeof(service), m, 64, &nm);
+		if (ret != (ok ? 0 : -EINVAL))
+			fail_msg("'%s' (%s): got %d, the grammar says %s", buf,
+				 i % 2 ? "ingest" : "query", ret, ok ? "valid" : "invalid");
 		if (ret == 0) {
+			valid++;
+			assert_string_equal(q.service, service);
+			assert_int_equal(q.n, nm);
+			for (size_t j = 0; j < nm; j++) {
+				assert_string_equal(q.m[j].name, m[j].name);
+				assert_string_equal(q.m[j].value, m[j].value);
+				assert_int_equal(q.m[j].op, m[j].op);
+			}
 			assert_true(selector__valid_service(q.service));
 			struct labels l;
 			labels_init(&l);
@@ -129,6 +143,8 @@ static void test_selector_fuzz(void **state)
 			assert_true(err[0]);
 		}
 	}
+	/* both outcomes were exercised */
+	assert_true(valid > ROUNDS / 20 && valid < ROUNDS - ROUNDS / 20);
 	store_query_release(&q);
 }
 
@@ -157,14 +173,24 @@ static void test_times(void **state)
 	assert_int_equal(isotime__parse("2021-03-14T08:05:20Z", &t), 0);
 	assert_int_equal(isotime__parse("2021-13-14T08:05:20", &t), -EINVAL);
 	char buf[64];
+	size_t valid[2] = { 0, 0 };
 	for (int i = 0; i < ROUNDS; i++) {
 		const char *s = i % 2 ? "2021-03-14T10:05:20.5+02:00" : "now-15min";
 		size_t n = mutate(s, strlen(s), buf, sizeof(buf) - 1);
+		int64_t t1 = -1, t2 = -1, w1 = -2, w2 = -2;
 		buf[n] = 0;
-		int r1 = isotime__parse(buf, &t), r2 = attime__parse(buf, 0, &t);
-		assert_true(r1 == 0 || r1 == -EINVAL);
-		assert_true(r2 == 0 || r2 == -EINVAL);
+		int r1 = isotime__parse(buf, &t1), r2 = attime__parse(buf, 1000000000, &t2);
+		bool ok1 = ref_isotime(buf, &w1), ok2 = ref_attime(buf, 1000000000, &w2);
+		if (r1 != (ok1 ? 0 : -EINVAL) || (ok1 && t1 != w1))
+			fail_msg("isotime '%s': got %d (%lld), expected %s (%lld)", buf, r1,
+				 (long long)t1, ok1 ? "valid" : "invalid", (long long)w1);
+		if (r2 != (ok2 ? 0 : -EINVAL) || (ok2 && t2 != w2))
+			fail_msg("attime '%s': got %d (%lld), expected %s (%lld)", buf, r2,
+				 (long long)t2, ok2 ? "valid" : "invalid", (long long)w2);
+		valid[0] += ok1;
+		valid[1] += ok2;
 	}
+	assert_true(valid[0] > ROUNDS / 100 && valid[1] > ROUNDS / 100);
 }
 
 static const char body[] =
@@ -183,7 +209,7 @@ static void test_multipart(void **state)
 {
 	char boundary[80], err[128], buf[512];
 	const char *data;
-	size_t len;
+	size_t len, off, wlen, outcomes[3] = { 0, 0, 0 };
 
 	assert_int_equal(multipart__boundary("multipart/form-data; boundary=XyZ", boundary,
 					     sizeof(boundary)), 0);
@@ -203,17 +229,31 @@ static void test_multipart(void **state)
 	/* "filename=\"profile\"" alone does not name a part "profile". */
 	assert_int_equal(multipart__find(body, 120, "XyZ", "profile", &data, &len, err,
 					 sizeof(err)), -EINVAL);
+	/* a part without headers ends its (empty) header block at once: what follows is
+	 * content, even when it looks like headers */
+	static const char headless[] =
+		"--XyZ\r\n\r\nContent-Disposition: form-data; name=\"profile\"\r\n\r\nfake\r\n"
+		"--XyZ--\r\n";
+	assert_int_equal(multipart__find(headless, sizeof(headless) - 1, "XyZ", "profile", &data,
+					 &len, err, sizeof(err)), -ENOENT);
 	for (int i = 0; i < ROUNDS; i++) {
 		size_t n = mutate(body, sizeof(body) - 1, buf, sizeof(buf));
 		/* exact-size heap copy, so that ASan sees any read past the end */
 		char *copy = malloc(n ? n : 1);
 		memcpy(copy, buf, n);
 		int ret = multipart__find(copy, n, "XyZ", "profile", &data, &len, err, sizeof(err));
-		assert_true(ret == 0 || ret == -ENOENT || ret == -EINVAL);
-		if (!ret)
-			assert_true(data >= copy && data + len <= copy + n);
+		int want = ref_multipart(copy, n, "XyZ", "profile", &off, &wlen);
+		if (ret != want)
+			fail_msg("round %d: got %d, the body's shape calls for %d", i, ret, want);
+		if (!ret) {
+			assert_ptr_equal(data, copy + off);
+			assert_int_equal(len, wlen);
+		}
+		outcomes[ret == 0 ? 0 : ret == -ENOENT ? 1 : 2]++;
 		free(copy);
 	}
+	/* each answer was exercised */
+	assert_true(outcomes[0] && outcomes[1] && outcomes[2]);
 }
 
 static void test_rows_fuzz(void **state)
