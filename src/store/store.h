@@ -222,9 +222,9 @@ int store__select_tree(struct store *s, const struct store_query *q, int64_t fro
  * be reused while the generation is the same. Starts at 1 for each open store. */
 uint64_t store__generation(const struct store *s);
 /* Fills out with sample totals per step over [from, until): out->start is from rounded
- * down to out->step, the step is chosen by the store (>= 10 s, <= ~1500 points; at least
- * an hour for ranges over 6 h and a day over 62 days, so that long ranges read only
- * rollups) and out->samples is malloc'd (free it). */
+ * down to out->step, the step is chosen by the store (a multiple of store__resolution,
+ * at most ~1500 points; the backend's header says how it grows with the range) and
+ * out->samples is malloc'd (free it). */
 int store__series(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		  struct store_series *out, char *err, size_t errlen);
 /* Label names (or values of one name) of q's matching series seen in [from, until), as a
@@ -239,10 +239,10 @@ void store__free_strings(char **v, size_t n);
 int store__services(struct store *s, struct store_service **out, size_t *n, char *err,
 		    size_t errlen);
 void store__free_services(struct store_service *v, size_t n);
-/* Rolls up the hours and days that have closed by the wall clock, deletes raw rows older
- * than before (rollups older than their longer horizons, see store_options), then frees
- * the space on disk. before 0 only rolls up. Returns the number of rows deleted. This is
- * the store's periodic maintenance: the server runs it hourly. */
+/* The store's periodic maintenance (the server runs it hourly): removes data older than
+ * before as the backend's retention says (see store_options and the backend's header:
+ * SQLite also rolls closed hours and days up here and frees the space on disk). before 0
+ * removes nothing. Returns the number of rows deleted. */
 int store__retain(struct store *s, int64_t before, char *err, size_t errlen);
 int store__stats(struct store *s, struct store_stats *out, char *err, size_t errlen);
 
