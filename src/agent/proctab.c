@@ -28,7 +28,13 @@ struct proc_mm {
 struct proc_entry {
 	struct proc p;
 	uint64_t reloaded_ns;
+	uint64_t created_ns;	/* when this entry was made (entry__add) */
 };
+
+/* How far one CPU's ring may run ahead of another's: the reader drains the rings one
+ * after the other, woken by watermark or at least once a second, so a child's COMM, MMAP
+ * or sample can reach the table before its parent's FORK. */
+#define RING_SKEW_NS (5 * 1000000000ull)
 
 struct proctab {
 	struct hashmap *procs;	/* pid -> struct proc_entry * */
@@ -243,6 +249,7 @@ static struct proc_entry *entry__add(struct proctab *t, pid_t pid)
 	e->p.ref.nspid = pid;
 	e->p.mm = mm__new();
 	e->p.selected = !t->filter || hashmap__find(t->filter, &pid, sizeof(pid));
+	e->created_ns = now_ns();
 	*slot = e;
 	return e;
 }
@@ -370,6 +377,15 @@ void proctab__fork(struct proctab *t, pid_t pid, pid_t ppid, pid_t tid)
 	if (pid == ppid)
 		return;	/* a new thread */
 	parent = proctab__get(t, ppid);
+	child = proctab__find(t, pid);
+	if (child && !child->exited &&
+	    now_ns() - ((struct proc_entry *)child)->created_ns < RING_SKEW_NS) {
+		/* The child's own records (an exec, its mappings) or a sample came first
+		 * from another CPU's ring: they, or /proc, are newer than its parent's state.
+		 * Copying the parent now would undo its exec for the rest of its life. */
+		child->selected = child->selected || (parent && parent->selected);
+		return;
+	}
 	e = entry__add(t, pid);
 	child = &e->p;
 	e->reloaded_ns = now_ns();

@@ -55,6 +55,10 @@ struct proc *proctab__get(struct proctab *t, pid_t pid);
 /* Record handlers (see agent/sampler.h). */
 void proctab__comm(struct proctab *t, pid_t pid, pid_t tid, const char *comm, bool exec);
 void proctab__mmap(struct proctab *t, pid_t pid, const struct mapping *m);
+/* A new process pid copies its parent's command, container and mappings, unless records
+ * of pid itself (or a sample) reached the table first, as they may from another CPU's
+ * ring: a live entry made in the last few seconds is kept. An older or exited one is a
+ * reused pid and waits for reap. */
 void proctab__fork(struct proctab *t, pid_t pid, pid_t ppid, pid_t tid);
 void proctab__exit(struct proctab *t, pid_t pid, pid_t tid);
 

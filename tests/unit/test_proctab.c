@@ -110,6 +110,37 @@ static void test_fork_exec_exit_reap(void **state)
 	proctab__free(t);
 }
 
+/* The rings are drained one after the other: a child's exec and mappings (from the CPU
+ * it runs on) can arrive before its parent's FORK (from the CPU that forked). The FORK
+ * must not undo them. An exited entry under the same pid is a reused pid: replaced. */
+static void test_fork_after_childs_exec(void **state)
+{
+	struct proctab *t = proctab__new(NULL, 0);
+	struct mapping a = map(0x1000, 0x2000, 0, "/bin/sh"), n = map(0x7000, 0x8000, 0, "/bin/late");
+	struct proc *child;
+
+	proctab__mmap(t, P1, &a);
+	proctab__comm(t, P1, P1, "bash", false);
+	proctab__comm(t, P2, P2, "late", true);		/* the child's exec, first */
+	proctab__mmap(t, P2, &n);
+	proctab__fork(t, P2, P1, P2);			/* then its parent's FORK */
+	child = proctab__find(t, P2);
+	assert_string_equal(child->comm, "late");
+	assert_non_null(proctab__mapping(child->mm, 0x7800));
+	assert_null(proctab__mapping(child->mm, 0x1800));
+	assert_int_equal(proctab__count(t), 2);
+
+	proctab__exit(t, P2, P2);			/* pid reused after an exit */
+	proctab__fork(t, P2, P1, P2);
+	child = proctab__find(t, P2);
+	assert_false(child->exited);
+	assert_string_equal(child->comm, "bash");
+	assert_non_null(proctab__mapping(child->mm, 0x1800));
+	proctab__reap(t, NULL, NULL);
+	assert_int_equal(proctab__count(t), 2);
+	proctab__free(t);
+}
+
 static void test_pids_filter_follows_children(void **state)
 {
 	pid_t want = P1;
@@ -146,6 +177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mmap_lookup_and_trim),
 		cmocka_unit_test(test_fork_exec_exit_reap),
+		cmocka_unit_test(test_fork_after_childs_exec),
 		cmocka_unit_test(test_pids_filter_follows_children),
 		cmocka_unit_test(test_scan_reads_this_process),
 	};
