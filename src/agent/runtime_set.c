@@ -30,7 +30,7 @@ struct runtime_set *runtime_set__new(const struct runtime_ops *const *ops,
 {
 	struct runtime_set *rs = xcalloc(1, sizeof(*rs));
 
-	rs->ops = ops ? ops : runtime_registry;
+	rs->ops = ops ? ops : runtime_registry__ops();
 	while (rs->ops[rs->nr])
 		rs->nr++;
 	runtime_choices_copy(&rs->choices, choices);

@@ -2,6 +2,7 @@
 #include "runtimes/registry.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +38,24 @@ const struct runtime_decl runtime_decls[] = {
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
-const struct runtime_ops *const runtime_registry[] = {
-	&python_runtime,
-	&java_runtime,
-	NULL,
-};
+#define MAX_RUNTIMES 32
+static const struct runtime_ops *registry_ops[MAX_RUNTIMES + 1];
+static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+
+static void registry_fill(void)
+{
+	size_t n = 0;
+
+	for (const struct runtime_decl *d = runtime_decls; d->name && n < MAX_RUNTIMES; d++)
+		if (d->ops)
+			registry_ops[n++] = d->ops;
+}
+
+const struct runtime_ops *const *runtime_registry__ops(void)
+{
+	pthread_once(&registry_once, registry_fill);
+	return registry_ops;
+}
 
 static size_t nr_decls(void)
 {

@@ -40,8 +40,10 @@ struct runtime_decl {
 /* The declarations, NULL-terminated by name. */
 extern const struct runtime_decl runtime_decls[];
 
-/* The ops of every runtime that has a reader, in registry order, NULL-terminated. */
-extern const struct runtime_ops *const runtime_registry[];
+/* The ops of every declared runtime that has a reader, in declaration order (the order
+ * the agent tries them), NULL-terminated: built once from runtime_decls, so that adding a
+ * runtime is one line there. Never NULL; static storage. */
+const struct runtime_ops *const *runtime_registry__ops(void);
 
 /* The choices made on a command line: each runtime's mode and flags. A value type:
  * runtime_choices_init() gives the defaults; runtime_choices_release() frees it. */

@@ -118,6 +118,7 @@ static void test_run_arguments(void **state)
 /* Every declared runtime with a reader is in the ops list, and the other way round. */
 static void test_decls_match_ops(void **state)
 {
+	const struct runtime_ops *const *ops = runtime_registry__ops();
 	size_t with_ops = 0, nr_ops = 0;
 
 	for (const struct runtime_decl *d = runtime_decls; d->name; d++) {
@@ -125,12 +126,14 @@ static void test_decls_match_ops(void **state)
 		assert_non_null(d->default_mode);
 		if (!d->ops)
 			continue;
-		with_ops++;
 		assert_string_equal(d->ops->name, d->name);
+		assert_ptr_equal(ops[with_ops], d->ops);	/* in declaration order */
+		with_ops++;
 	}
-	while (runtime_registry[nr_ops])
+	while (ops[nr_ops])
 		nr_ops++;
 	assert_int_equal(with_ops, nr_ops);
+	assert_true(nr_ops >= 2);	/* python and java */
 }
 
 int main(void)
