@@ -5,8 +5,10 @@
  *
  * Data model (after Pyroscope and gProfiler's studio):
  *   - a service ("app.cpu", or a gProfiler service name) owns series;
- *   - a series is a label set (host, container, process, any Pyroscope label), sorted by
- *     name, unique per service;
+ *   - a series is a profile type (profile/ptype.h: "name:type:unit:period_type:period_unit")
+ *     and a label set (host, container, process, any Pyroscope label), sorted by name,
+ *     unique per service; a query names the type it wants, or gets the type the service
+ *     stored first (CPU samples for agents);
  *   - a sample row is (series, time bucket, stack, count); stacks and frame names are
  *     stored once and referenced by id.
  * Times are unix seconds, ranges are half-open [from, until): a query returns the samples
