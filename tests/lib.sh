@@ -17,3 +17,13 @@ pass() { echo "PASS${1:+: $1}"; exit 0; }
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 2; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root for perf_event_open"; }
+
+# pprof_totals FILE: "type/unit total" per sample type of a pprof file, summed over the
+# samples that `go tool pprof -raw` prints (the oracle of the pprof tests)
+pprof_totals() {
+	go tool pprof -raw "$1" 2>/dev/null | awk '
+		/^Samples:/ { s = 1; getline; n = split($0, t, " "); next }
+		/^Locations/ { s = 0 }
+		s && /^ *-?[0-9]+( +-?[0-9]+)*:/ { sub(/:.*/, ""); for (i = 1; i <= n; i++) v[i] += $i }
+		END { for (i = 1; i <= n; i++) printf "%s %d\n", t[i], v[i] }'
+}

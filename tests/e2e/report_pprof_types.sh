@@ -8,23 +8,14 @@
 command -v go >/dev/null || skip "go is not installed"
 export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod HOME=${HOME:-/root}
 
-# "type/unit total" per sample type, summed over the samples of `go tool pprof -raw`
-totals() {
-	go tool pprof -raw "$1" 2>/dev/null | awk '
-		/^Samples:/ { s = 1; getline; n = split($0, t, " "); next }
-		/^Locations/ { s = 0 }
-		s && /^ *-?[0-9]+( +-?[0-9]+)*:/ { sub(/:.*/, ""); for (i = 1; i <= n; i++) v[i] += $i }
-		END { for (i = 1; i <= n; i++) printf "%s %d\n", t[i], v[i] }'
-}
-
 go build -o "$T/goheap" "$ROOT/tests/workloads/goheap.go" 2>"$T/build.err" ||
 	fail "cannot build the Go workload: $(cat "$T/build.err")"
 "$T/goheap" "$T/heap.pprof" "$T/cpu.pprof" || fail "Go workload failed"
 
 # 1. heap: four sample types, their totals and the period survive
 "$KILN" report "$T/heap.pprof" -f pprof -o "$T/heap.kiln.pb.gz" || fail "report -f pprof failed"
-totals "$T/heap.pprof" >"$T/go.totals"
-totals "$T/heap.kiln.pb.gz" >"$T/kiln.totals"
+pprof_totals "$T/heap.pprof" >"$T/go.totals"
+pprof_totals "$T/heap.kiln.pb.gz" >"$T/kiln.totals"
 cat "$T/kiln.totals"
 [ "$(awk '{ print $1 }' "$T/go.totals" | tr '\n' ' ')" = \
   "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes " ] ||
@@ -40,8 +31,8 @@ go tool pprof -raw "$T/heap.kiln.pb.gz" 2>/dev/null | grep -q '^PeriodType: spac
 
 # 2. CPU with labels: both sample types, the totals and the worker labels survive
 "$KILN" report "$T/cpu.pprof" -f pprof -o "$T/cpu.kiln.pb.gz" || fail "report -f pprof failed"
-totals "$T/cpu.pprof" >"$T/go.totals"
-totals "$T/cpu.kiln.pb.gz" >"$T/kiln.totals"
+pprof_totals "$T/cpu.pprof" >"$T/go.totals"
+pprof_totals "$T/cpu.kiln.pb.gz" >"$T/kiln.totals"
 cat "$T/kiln.totals"
 cmp -s "$T/go.totals" "$T/kiln.totals" ||
 	fail "cpu types or totals changed: $(diff "$T/go.totals" "$T/kiln.totals")"

@@ -10,14 +10,8 @@ command -v curl >/dev/null || skip "curl is not installed"
 command -v go >/dev/null || skip "go is not installed"
 export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod HOME=${HOME:-/root}
 
-# "type total" per sample type, summed over the samples of `go tool pprof -raw`
-totals() {
-	go tool pprof -raw "$1" 2>/dev/null | awk '
-		/^Samples:/ { s = 1; getline; n = split($0, t, " "); next }
-		/^Locations/ { s = 0 }
-		s && /^ *-?[0-9]+( +-?[0-9]+)*:/ { sub(/:.*/, ""); for (i = 1; i <= n; i++) v[i] += $i }
-		END { for (i = 1; i <= n; i++) { sub(/\/.*/, "", t[i]); printf "%s %d\n", t[i], v[i] } }'
-}
+# "type total" per sample type: pprof_totals without the units
+totals() { pprof_totals "$1" | sed 's|/[^ ]* | |'; }
 # the sum of the counts of a collapsed render
 render_sum() {
 	curl -sf "${URL}render?$1&from=now-1h&until=now&format=collapsed" |
