@@ -11,10 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "symbols/elf.h"
+#include "symbols/mapping.h"
 #include "util/strbuf.h"
 
 static char tmpdir[256];
@@ -145,6 +148,22 @@ static inline bool have_cmd(const char *cmd)
 
 	snprintf(buf, sizeof(buf), "command -v %s >/dev/null 2>&1", cmd);
 	return system(buf) == 0;
+}
+
+/* A mapping of the whole file at 0x400000 and one page past its end, as if a process had
+ * mapped it (PROT_READ | PROT_EXEC, the file's device and inode). path must outlive the
+ * mapping. */
+static inline struct mapping file_mapping(const char *path)
+{
+	struct stat st;
+	struct mapping m = { .start = 0x400000, .prot = PROT_READ | PROT_EXEC, .path = path };
+
+	assert_int_equal(stat(path, &st), 0);
+	m.end = m.start + ((uint64_t)st.st_size + 4095) / 4096 * 4096 + 4096;
+	m.ino = st.st_ino;
+	m.maj = major(st.st_dev);
+	m.min = minor(st.st_dev);
+	return m;
 }
 
 #endif

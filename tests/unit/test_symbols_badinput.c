@@ -40,20 +40,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A mapping of the whole file at 0x400000, as if a process had mapped it. */
-static struct mapping file_mapping(const char *path)
-{
-	struct stat st;
-	struct mapping m = { .start = 0x400000, .prot = PROT_READ | PROT_EXEC, .path = path };
-
-	assert_int_equal(stat(path, &st), 0);
-	m.end = m.start + ((uint64_t)st.st_size + 4095) / 4096 * 4096 + 4096;
-	m.ino = st.st_ino;
-	m.maj = major(st.st_dev);
-	m.min = minor(st.st_dev);
-	return m;
-}
-
 /* The file offset of virtual address va, through es's PT_LOAD headers. */
 static uint64_t va_to_off(const struct elf_symbols *es, uint64_t va)
 {
