@@ -477,6 +477,8 @@ int sq__services(struct store *st, struct store_service **out, size_t *n, char *
 		(*out)[i].spy_name = xstrdup(s->services[i].spy_name);
 		(*out)[i].sample_rate = s->services[i].sample_rate;
 		(*out)[i].last_seen = s->services[i].last_seen;
+		(*out)[i].profile_type = s->services[i].profile_type ?
+					 xstrdup(s->services[i].profile_type) : NULL;
 	}
 	*n = s->nr_services;
 	qsort(*out, *n, sizeof(**out), service_cmp);

@@ -295,6 +295,7 @@ void store__free_services(struct store_service *v, size_t n)
 		free(v[i].name);
 		free(v[i].units);
 		free(v[i].spy_name);
+		free(v[i].profile_type);
 	}
 	free(v);
 }

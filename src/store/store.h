@@ -110,6 +110,7 @@ struct store_service {
 	char *spy_name;
 	uint32_t sample_rate;
 	int64_t last_seen;
+	char *profile_type;	/* the type of its first upload (profile/ptype.h); NULL: unknown */
 };
 
 /* A time series of sample totals: samples[i] covers [start + i*step, +step). */
