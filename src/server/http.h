@@ -107,6 +107,14 @@ void query__label_values(struct request *r, struct response *resp);
 void query__label_sets(struct request *r, struct response *resp);
 void query__apps(struct request *r, struct response *resp);
 void query__series(struct request *r, struct response *resp);
+/* Grafana's Pyroscope datasource: the Connect querier API (server/query_connect*.c). */
+void query__connect_profile_types(struct request *r, struct response *resp);
+void query__connect_label_names(struct request *r, struct response *resp);
+void query__connect_label_values(struct request *r, struct response *resp);
+void query__connect_series(struct request *r, struct response *resp);
+void query__connect_select_merge_stacktraces(struct request *r, struct response *resp);
+void query__connect_select_merge_profile(struct request *r, struct response *resp);
+void query__connect_select_series(struct request *r, struct response *resp);
 /* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
 void ui__asset(struct request *r, struct response *resp);
 /* index.html with its embedded stylesheets and scripts inlined (built on first use), or

@@ -45,6 +45,15 @@ static const struct route {
 	{ "GET", "/api/apps", query__apps, AUTH_NONE },
 	{ "GET", "/api/labels", query__label_sets, AUTH_NONE },
 	{ "GET", "/api/series", query__series, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/ProfileTypes", query__connect_profile_types, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/LabelNames", query__connect_label_names, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/LabelValues", query__connect_label_values, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/Series", query__connect_series, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/SelectMergeStacktraces",
+	  query__connect_select_merge_stacktraces, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/SelectMergeProfile",
+	  query__connect_select_merge_profile, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/SelectSeries", query__connect_select_series, AUTH_NONE },
 	{ "GET", "/", ui__asset, AUTH_NONE },
 	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
 };
