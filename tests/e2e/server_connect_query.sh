@@ -102,4 +102,16 @@ code=$(curl -s -o "$T/reply" -w '%{http_code}' -X POST -H 'Content-Type: text/pl
 code=$(curl -s -o "$T/reply" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	-d '{"start":"-5"}' "${URL}querier.v1.QuerierService/ProfileTypes")
 [ "$code" = 400 ] || fail "a negative start got $code"
+
+# the render routes take the same selectors (Grafana's, without an application name)
+render_sum() {
+	curl -sf -G "${URL}pyroscope/render" --data-urlencode "query=$1" --data-urlencode from=now-1h \
+		--data-urlencode until=now --data-urlencode format=collapsed | awk '{ s += $NF } END { print s + 0 }'
+}
+[ "$(render_sum '{service_name="web",env="prod"}')" = 10 ] || fail "render of web/prod: $(render_sum '{service_name="web",env="prod"}')"
+want=$(awk '$1 == "alloc_space" { print $2 }' "$T/heap.totals")
+got=$(render_sum '{service_name="goapp",__profile_type__="memory:alloc_space:bytes:space:bytes"}')
+[ "$got" = "$want" ] || fail "render of goapp alloc_space: $got, want $want"
+code=$(curl -s -o "$T/reply" -w '%{http_code}' -G "${URL}pyroscope/render" --data-urlencode 'query={service_name=~".*"}')
+[ "$code" = 400 ] && grep -q "matches [0-9]* services" "$T/reply" || fail "an ambiguous render got $code: $(cat "$T/reply")"
 pass
