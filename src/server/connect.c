@@ -105,7 +105,8 @@ static bool json_int(json_t *v, double min, double max, int64_t *out, uint64_t *
 	}
 	if (json_is_real(v)) {
 		double d = json_real_value(v);
-		if (d != floor(d) || d < min || d > max)
+		/* beyond 2^53 a double is no exact integer (and the casts below would overflow) */
+		if (d != floor(d) || d < min || d > max || fabs(d) > 9007199254740992.0)
 			return false;
 		*out = (int64_t)d;
 		*uout = (uint64_t)d;
