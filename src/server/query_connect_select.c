@@ -2,6 +2,7 @@
  * SelectMergeProfile and SelectSeries. */
 #include "server/http.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "querier.pb-c.h"
 #include "server/connect.h"
 #include "server/flamebearer.h"
+#include "server/pyrotree.h"
 #include "server/selector.h"
 #include "server/targets.h"
 
@@ -19,36 +21,45 @@
 /* A SelectSeries group_by makes at most this many series. */
 #define MAX_GROUPS 1000
 
-/* The merged stacks of every target as one profile (what SelectMergeProfile sends), or as
- * flamebearer levels when fb (what SelectMergeStacktraces sends: from the store's call
- * tree when one target matches). Returns 0, or a negative errno with a Connect error. */
-static int merge(struct request *r, struct response *resp, const struct store_query *q,
-		 const struct targets *t, int64_t from, int64_t until, size_t max_nodes,
-		 struct profile *out, json_t **fb)
+/* Adds the merged stacks of every target to out. Returns 0, or a negative errno with a
+ * Connect error set. */
+static int merged_profile(struct request *r, struct response *resp, const struct store_query *q,
+			  const struct targets *t, int64_t from, int64_t until, struct profile *out)
 {
 	char err[256];
 	int ret = 0;
 
-	if (fb && t->n == 1) {
-		struct store_tree tree;
-		struct store_query tq = target__query(q, &t->v[0]);
-		store_tree_init(&tree);
+	for (size_t i = 0; i < t->n && !ret; i++) {
+		struct store_query tq = target__query(q, &t->v[i]);
 		pthread_mutex_lock(&r->srv->lock);
-		ret = store__select_tree(r->srv->store, &tq, from, until, &tree, err, sizeof(err));
+		ret = store__select(r->srv->store, &tq, from, until, out, err, sizeof(err));
 		pthread_mutex_unlock(&r->srv->lock);
-		if (!ret)
-			*fb = flamebearer__build_trees(&tree, NULL, max_nodes, NULL, NULL);
-		store_tree_release(&tree);
-	} else {
-		for (size_t i = 0; i < t->n && !ret; i++) {
-			struct store_query tq = target__query(q, &t->v[i]);
-			pthread_mutex_lock(&r->srv->lock);
-			ret = store__select(r->srv->store, &tq, from, until, out, err, sizeof(err));
-			pthread_mutex_unlock(&r->srv->lock);
-		}
-		if (!ret && fb)
-			*fb = flamebearer__build(out, NULL, max_nodes, NULL, NULL);
 	}
+	if (ret)
+		connect__error(resp, "internal", "%s", err);
+	return ret;
+}
+
+/* Fills tree (initialized) with the merged call tree of every target: the store's own
+ * tree when one target matches, else built from their merged stacks in scratch (which the
+ * tree's names then point into). Returns 0, or a negative errno with a Connect error. */
+static int merged_tree(struct request *r, struct response *resp, const struct store_query *q,
+		       const struct targets *t, int64_t from, int64_t until,
+		       struct store_tree *tree, struct profile *scratch)
+{
+	char err[256];
+	int ret;
+
+	if (t->n != 1) {
+		ret = merged_profile(r, resp, q, t, from, until, scratch);
+		if (!ret)
+			pyrotree__from_profile(scratch, tree);
+		return ret;
+	}
+	struct store_query tq = target__query(q, &t->v[0]);
+	pthread_mutex_lock(&r->srv->lock);
+	ret = store__select_tree(r->srv->store, &tq, from, until, tree, err, sizeof(err));
+	pthread_mutex_unlock(&r->srv->lock);
 	if (ret)
 		connect__error(resp, "internal", "%s", err);
 	return ret;
@@ -99,21 +110,58 @@ static size_t max_nodes_of(int64_t v)
 	return v <= 0 ? DEFAULT_MAX_NODES : v > MAX_MAX_NODES ? MAX_MAX_NODES : (size_t)v;
 }
 
-/* The flamegraph answer of a selection, for both stacktrace methods. */
-static void send_flamegraph(struct request *r, struct response *resp, const char *type_id,
-			    const char *selector, int64_t start, int64_t end, int64_t max_nodes,
-			    int format, ProtobufCMessage *ans, Querier__V1__FlameGraph **slot)
+/* What a stacktraces answer holds, in the format asked for, with what it owns. */
+struct stacktraces {
+	Querier__V1__FlameGraph *flamegraph;
+	ProtobufCBinaryData tree;
+	Querier__V1__PprofProfile *pprof;
+	json_t *fb;
+	struct strbuf bytes;
+	struct store_tree st;
+	struct profile *p;
+};
+
+static void stacktraces_release(struct stacktraces *s)
 {
+	if (s->flamegraph)
+		free_flamegraph(s->flamegraph);
+	if (s->pprof) {
+		if (s->pprof->profile)
+			perftools__profiles__profile__free_unpacked(s->pprof->profile, NULL);
+		free(s->pprof);
+	}
+	json_decref(s->fb);
+	strbuf_release(&s->bytes);
+	store_tree_release(&s->st);
+	profile__free(s->p);
+}
+
+/* The merged stacks of a selection in format: a flamegraph (the default), Pyroscope's
+ * tree bytes (binary requests only: JSON carries no bytes here) or a pprof Profile.
+ * Returns 0, or a negative errno with a Connect error set. */
+static int stacktraces(struct request *r, struct response *resp, const char *type_id,
+		       const char *selector, int64_t start, int64_t end, int64_t max_nodes,
+		       int format, struct stacktraces *out)
+{
+	const char *ctype = req__header(r, "Content-Type");
 	struct store_query q;
 	struct targets t = { 0 };
-	struct profile *p = profile__new();
 	int64_t from, until;
-	json_t *fb = NULL;
+	int ret = -EINVAL;
 
+	memset(out, 0, sizeof(*out));
+	out->bytes = (struct strbuf)STRBUF_INIT;
+	store_tree_init(&out->st);
+	out->p = profile__new();
 	store_query_init(&q);
-	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE) {
-		connect__error(resp, "unimplemented", "the tree format is not served: ask for "
-			       "PROFILE_FORMAT_FLAMEGRAPH, or SelectMergeProfile for pprof");
+	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_DOT ||
+	    (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE && ctype &&
+	     !strncmp(ctype, "application/json", 16)) ||
+	    format < 0 || format > QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_PPROF) {
+		connect__error(resp, "unimplemented", "format %d is not served%s: ask for "
+			       "PROFILE_FORMAT_FLAMEGRAPH, PROFILE_FORMAT_PPROF, or PROFILE_FORMAT_TREE "
+			       "over application/proto", format,
+			       format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE ? " in JSON" : "");
 		goto out;
 	}
 	if (!*type_id) {
@@ -121,18 +169,38 @@ static void send_flamegraph(struct request *r, struct response *resp, const char
 		goto out;
 	}
 	if (connect__range_ms(resp, start, end, false, &from, &until) ||
-	    targets__select(r, resp, selector, type_id, from, &q, &t) ||
-	    merge(r, resp, &q, &t, from, until, max_nodes_of(max_nodes), p, &fb))
+	    targets__select(r, resp, selector, type_id, from, &q, &t))
 		goto out;
-	*slot = to_flamegraph(fb);
-	connect__reply(r, resp, ans);
-	free_flamegraph(*slot);
-	*slot = NULL;
+	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_PPROF) {
+		if ((ret = merged_profile(r, resp, &q, &t, from, until, out->p)))
+			goto out;
+		if (!profile__nr_stacks(out->p))
+			ptype__apply(out->p, type_id);
+		out->pprof = xmalloc(sizeof(*out->pprof));
+		querier__v1__pprof_profile__init(out->pprof);
+		if (pprof__write_raw(&out->bytes, out->p) ||
+		    !(out->pprof->profile = perftools__profiles__profile__unpack(
+			      NULL, out->bytes.len, (const uint8_t *)out->bytes.buf))) {
+			connect__error(resp, "internal", "failed to encode the profile");
+			ret = -EIO;
+		}
+		goto out;
+	}
+	if ((ret = merged_tree(r, resp, &q, &t, from, until, &out->st, out->p)))
+		goto out;
+	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE) {
+		pyrotree__write(&out->bytes, &out->st, max_nodes_of(max_nodes));
+		out->tree.data = (uint8_t *)out->bytes.buf;
+		out->tree.len = out->bytes.len;
+	} else {
+		out->fb = flamebearer__build_trees(&out->st, NULL, max_nodes_of(max_nodes), NULL,
+						   NULL);
+		out->flamegraph = to_flamegraph(out->fb);
+	}
 out:
-	json_decref(fb);
-	profile__free(p);
 	targets__release(&t);
 	store_query_release(&q);
+	return ret;
 }
 
 void query__connect_select_merge_stacktraces(struct request *r, struct response *resp)
@@ -141,11 +209,18 @@ void query__connect_select_merge_stacktraces(struct request *r, struct response 
 		r, resp, &querier__v1__select_merge_stacktraces_request__descriptor);
 	Querier__V1__SelectMergeStacktracesResponse ans =
 		QUERIER__V1__SELECT_MERGE_STACKTRACES_RESPONSE__INIT;
+	struct stacktraces st;
 
 	if (!req)
 		return;
-	send_flamegraph(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
-			req->max_nodes, req->format, &ans.base, &ans.flamegraph);
+	if (!stacktraces(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
+			 req->max_nodes, req->format, &st)) {
+		ans.flamegraph = st.flamegraph;
+		ans.tree = st.tree;
+		ans.pprof = st.pprof;
+		connect__reply(r, resp, &ans.base);
+	}
+	stacktraces_release(&st);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
@@ -168,7 +243,7 @@ void query__connect_select_merge_profile(struct request *r, struct response *res
 	}
 	if (connect__range_ms(resp, req->start, req->end, false, &from, &until) ||
 	    targets__select(r, resp, req->label_selector, req->profile_typeid, from, &q, &t) ||
-	    merge(r, resp, &q, &t, from, until, 0, p, NULL))
+	    merged_profile(r, resp, &q, &t, from, until, p))
 		goto out;
 	if (!profile__nr_stacks(p))
 		ptype__apply(p, req->profile_typeid);	/* an empty profile still says its type */

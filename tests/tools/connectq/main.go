@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"net/http"
@@ -27,6 +28,39 @@ import (
 	"github.com/grafana/pyroscope/api/gen/proto/go/querier/v1/querierv1connect"
 	typesv1 "github.com/grafana/pyroscope/api/gen/proto/go/types/v1"
 )
+
+// treeTotal sums the self values of Pyroscope's tree bytes: per node in pre-order a
+// varint name length, the name, a varint self and a varint child count.
+func treeTotal(b []byte) (int64, error) {
+	var total int64
+	pending := 1
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for pending > 0 {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return 0, fmt.Errorf("bad tree name length")
+		}
+		b = b[k+int(n):]
+		self, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, fmt.Errorf("bad tree self")
+		}
+		b = b[k:]
+		kids, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, fmt.Errorf("bad tree child count")
+		}
+		b = b[k:]
+		total += int64(self)
+		pending += int(kids) - 1
+	}
+	if len(b) != 0 {
+		return 0, fmt.Errorf("%d bytes after the tree", len(b))
+	}
+	return total, nil
+}
 
 func die(err error) {
 	fmt.Fprintln(os.Stderr, "connectq:", err)
@@ -105,7 +139,37 @@ func main() {
 		for _, s := range pp.Msg.Sample {
 			psum += s.Value[0]
 		}
-		fmt.Printf("flamegraph %d pprof %d\n", fg.Msg.Flamegraph.Total, psum)
+		// the same in the other formats: pprof inside the answer, and Pyroscope's tree
+		fp, err := c.SelectMergeStacktraces(ctx, connect.NewRequest(
+			&querierv1.SelectMergeStacktracesRequest{ProfileTypeID: typ, LabelSelector: sel,
+				Start: start, End: end, Format: querierv1.ProfileFormat_PROFILE_FORMAT_PPROF}))
+		if err != nil {
+			die(err)
+		}
+		var fsum int64
+		for _, s := range fp.Msg.GetPprof().GetProfile().GetSample() {
+			fsum += s.Value[0]
+		}
+		ft, err := c.SelectMergeStacktraces(ctx, connect.NewRequest(
+			&querierv1.SelectMergeStacktracesRequest{ProfileTypeID: typ, LabelSelector: sel,
+				Start: start, End: end, Format: querierv1.ProfileFormat_PROFILE_FORMAT_TREE}))
+		var tsum int64
+		if *useJSON {
+			tsum = psum // the tree is bytes, which kiln sends over application/proto only
+			if err == nil || connect.CodeOf(err) != connect.CodeUnimplemented {
+				die(fmt.Errorf("a JSON tree request was not refused as unimplemented: %v", err))
+			}
+		} else if err != nil {
+			die(err)
+		} else if tsum, err = treeTotal(ft.Msg.Tree); err != nil {
+			die(err)
+		}
+		if fsum == psum && tsum == psum {
+			fmt.Printf("flamegraph %d pprof %d\n", fg.Msg.Flamegraph.Total, psum)
+		} else {
+			fmt.Printf("flamegraph %d pprof %d format-pprof %d tree %d\n",
+				fg.Msg.Flamegraph.Total, psum, fsum, tsum)
+		}
 		var group []string
 		if len(args) > 4 {
 			group = strings.Split(args[4], ",")
