@@ -54,3 +54,22 @@ go_at_least() {
 	fi
 	echo "$dir/bin/go"
 }
+
+# go_tool NAME MINOR: builds the Go program tests/tools/NAME (its module's dependencies
+# from the Go module proxy) with a Go of version 1.MINOR or newer, once per source
+# version, and prints the binary's path. Skips the test when it cannot be built here.
+go_tool() {
+	local name=$1 src=$ROOT/tests/tools/$1 go sum bin
+	go=$(go_at_least "$2" 2>"$T/go.err") ||
+		skip "no Go 1.$2+ to build $name: $(cat "$T/go.err")"
+	sum=$(cat "$src"/go.mod "$src"/*.go | cksum | cut -d' ' -f1)
+	bin=$ROOT/build/tools/$name-$sum
+	if [ ! -x "$bin" ]; then
+		rm -rf "$T/$name" && cp -r "$src" "$T/$name"
+		(cd "$T/$name" && GOTOOLCHAIN=local GOFLAGS=-mod=mod "$go" mod tidy &&
+			GOTOOLCHAIN=local "$go" build -o "$name" .) >"$T/$name.build" 2>&1 ||
+			skip "cannot build $name (Go module proxy?): $(tail -3 "$T/$name.build")"
+		mkdir -p "$(dirname "$bin")" && mv "$T/$name/$name" "$bin"
+	fi
+	echo "$bin"
+}

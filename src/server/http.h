@@ -76,6 +76,7 @@ int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t li
 void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
+void ingest__otlp(struct request *r, struct response *resp);
 
 /* Shared by the ingest handlers. Stores put under the server's lock; on failure sets a
  * 422/507/500 error and returns a negative errno. */

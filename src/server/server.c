@@ -34,6 +34,7 @@ static const struct route {
 	{ "POST", "/ingest", ingest__pyroscope, AUTH_UPLOAD },
 	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_UPLOAD },
 	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_UPLOAD },
+	{ "POST", "/v1development/profiles", ingest__otlp, AUTH_UPLOAD },
 	{ "GET", "/pyroscope/render", query__render, AUTH_NONE },
 	{ "GET", "/render", query__render, AUTH_NONE },
 	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_NONE },

@@ -10,19 +10,10 @@
 . "$(dirname "$0")/../server_lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 command -v go >/dev/null || skip "go is not installed"
-GO=$(go_at_least 25 2>"$T/go.err") || skip "no Go 1.25+ for the Pyroscope client: $(cat "$T/go.err")"
+CQ=$(go_tool connectq 25) || { echo "$CQ"; exit 2; }
+GO=$(go_at_least 25)
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod HOME=${HOME:-/root}
 
-# the client, built once per source version
-src=$ROOT/tests/tools/connectq
-sum=$(cat "$src/go.mod" "$src/main.go" | cksum | cut -d' ' -f1)
-CQ=$ROOT/build/tools/connectq-$sum
-if [ ! -x "$CQ" ]; then
-	cp -r "$src" "$T/connectq"
-	(cd "$T/connectq" && "$GO" mod tidy && "$GO" build -o connectq .) >"$T/build.log" 2>&1 ||
-		skip "cannot build the Pyroscope Connect client (module proxy?): $(tail -3 "$T/build.log")"
-	mkdir -p "$(dirname "$CQ")" && mv "$T/connectq/connectq" "$CQ"
-fi
 # the heap profile, and its totals as `go tool pprof` gives them
 GOPROXY=off "$GO" build -o "$T/goheap" "$ROOT/tests/workloads/goheap.go" 2>"$T/heap.err" ||
 	fail "cannot build the Go workload: $(cat "$T/heap.err")"
