@@ -101,6 +101,14 @@ int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const c
 			const char *pushed_name, struct pprof_series **out, size_t *n, char *err,
 			size_t errlen);
 void ingest__free_series(struct pprof_series *v, size_t n);
+/* The series of a pushed profile: for each label set its stacks use, base's labels plus
+ * the set's own (labels base has win; empty values, names no selector can name, and the
+ * per-request ones — span_id, span_name, profile_id, trace_id — are left out), one series
+ * per distinct result. Fills *out (*n series, at least one) and *stack_series (the series
+ * of each stack); free them with ingest__free_series_labels. Returns 0. */
+int ingest__series(const struct profile *p, const struct labels *base, struct labels **out,
+		   size_t *n, uint32_t **stack_series);
+void ingest__free_series_labels(struct labels *v, size_t n, uint32_t *stack_series);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);

@@ -291,7 +291,9 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	int64_t now = req__now(), from = now, until = now;
 	unsigned long rate = 0;
 	struct pprof_series *ps = NULL, legacy;
-	size_t nps = 0;
+	struct labels *series = NULL;
+	uint32_t *stack_series = NULL;
+	size_t nps = 0, nr_series = 0;
 	int ret;
 
 	store_query_init(&q);
@@ -370,11 +372,13 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 		nps = 1;
 	}
 	selector__to_labels(&q, &labels);
+	ingest__series(p, &labels, &series, &nr_series, &stack_series);
 	for (size_t i = 0; i < nps; i++) {
 		struct store_put put = {
 			.service = ps[i].service, .from = from, .until = until, .profile = p,
 			.profile_type = ps[i].profile_type, .type_index = ps[i].index,
-			.series = &labels, .nr_series = 1, .units = ps[i].units,
+			.series = series, .nr_series = nr_series, .stack_series = stack_series,
+			.units = ps[i].units,
 			.spy_name = req__arg(r, "spyName"),
 			.sample_rate = rate ? (uint32_t)rate
 					    : (uint32_t)json_integer_value(json_object_get(
@@ -389,6 +393,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 out:
 	if (ps != &legacy)
 		ingest__free_series(ps, nps);
+	ingest__free_series_labels(series, nr_series, stack_series);
 	labels_release(&labels);
 	store_query_release(&q);
 	profile__free(p);

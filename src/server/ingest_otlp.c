@@ -17,7 +17,6 @@
 #include "format/otlp.h"
 #include "profile/ptype.h"
 #include "server/selector.h"
-#include "util/hashmap.h"
 #include "util/log.h"
 
 /* A label set of an OTLP push becomes a series: a request with more is refused. */
@@ -47,34 +46,16 @@ static int put_profile(struct request *r, struct response *resp, const struct ot
 		       int64_t now)
 {
 	struct profile *p = op->p;
-	size_t nsets = profile__nr_labelsets(p), ns = profile__nr_stacks(p), nseries = 0;
-	uint32_t *series_of_set = xcalloc(nsets + 1, sizeof(*series_of_set));
-	uint32_t *stack_series = xcalloc(ns + 1, sizeof(*stack_series));
-	struct labels *series = xcalloc(nsets + 1, sizeof(*series));
+	struct labels *series;
+	uint32_t *stack_series;
+	size_t nseries;
 	struct strbuf id = STRBUF_INIT;
 	char *service = stored_service(op->service, p);
 	int64_t period = 0;
 	struct profile_type pt;
 	int ret;
 
-	/* only the label sets stacks use: series in order of first use */
-	memset(series_of_set, 0xff, (nsets + 1) * sizeof(*series_of_set));
-	for (size_t i = 0; i < ns; i++) {
-		uint32_t set = profile__stack(p, i).labels;
-		if (series_of_set[set] == UINT32_MAX) {
-			size_t n;
-			const struct profile_label *l = profile__labels(p, set, &n);
-			labels_init(&series[nseries]);
-			for (size_t k = 0; k < n; k++)
-				if (selector__valid_label_name(l[k].key))
-					labels__set(&series[nseries], l[k].key, l[k].value);
-			labels__sort(&series[nseries]);
-			series_of_set[set] = (uint32_t)nseries++;
-		}
-		stack_series[i] = series_of_set[set];
-	}
-	if (!nseries)
-		labels_init(&series[nseries++]);
+	ingest__series(p, NULL, &series, &nseries, &stack_series);
 	ptype__id(&id, p, 0, NULL);
 	struct store_put put = {
 		.service = service, .profile_type = id.buf, .from = op->from ? op->from : now,
@@ -87,11 +68,7 @@ static int put_profile(struct request *r, struct response *resp, const struct ot
 			       (uint32_t)(1000000000 / period) : 0,
 	};
 	ret = ingest__store(r, resp, &put);
-	for (size_t i = 0; i < nseries; i++)
-		labels_release(&series[i]);
-	free(series);
-	free(series_of_set);
-	free(stack_series);
+	ingest__free_series_labels(series, nseries, stack_series);
 	free(service);
 	strbuf_release(&id);
 	return ret;
