@@ -6,11 +6,13 @@
 
 #include "server/selector.h"
 
-/* Sample labels that name one request, one span or one trace: kept off series, which
- * would otherwise grow by one per span (span profiles are their own matter). */
+/* Labels that name one request, one span, one trace or one process run (the Go SDK's
+ * __session_id__): kept off series, which would otherwise grow by one per span or per
+ * restart (span profiles are their own matter). */
 static bool per_request(const char *key)
 {
 	return !strcmp(key, "span_id") || !strcmp(key, "span_name") || !strcmp(key, "profile_id") ||
+	       !strcmp(key, "__session_id__") ||
 	       !strcmp(key, "trace_id") || !strcmp(key, "pyroscope.profile.id");
 }
 
@@ -43,7 +45,8 @@ int ingest__series(const struct profile *p, const struct labels *base, struct la
 			struct labels *s = &series[nseries];
 			labels_init(s);
 			for (size_t k = 0; base && k < base->n; k++)
-				labels__set(s, base->v[k].name, base->v[k].value);
+				if (!per_request(base->v[k].name))
+					labels__set(s, base->v[k].name, base->v[k].value);
 			for (size_t k = 0; k < nl; k++)	/* the push's own labels win */
 				if (*l[k].value && !per_request(l[k].key) &&
 				    selector__valid_label_name(l[k].key) && !labels__get(s, l[k].key))
@@ -64,7 +67,8 @@ int ingest__series(const struct profile *p, const struct labels *base, struct la
 	if (!nseries) {
 		labels_init(&series[0]);
 		for (size_t k = 0; base && k < base->n; k++)
-			labels__set(&series[0], base->v[k].name, base->v[k].value);
+			if (!per_request(base->v[k].name))
+				labels__set(&series[0], base->v[k].name, base->v[k].value);
 		labels__sort(&series[0]);
 		nseries = 1;
 	}

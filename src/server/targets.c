@@ -100,24 +100,31 @@ int targets__find(struct server *srv, const struct store_query *pick, const char
 	pthread_mutex_unlock(&srv->lock);
 	if (ret)
 		return ret;
-	out->v = xcalloc(n + 1, sizeof(*out->v));
+	size_t room = 0;
+	for (size_t i = 0; i < n; i++)
+		room += sv[i].nr_types ? sv[i].nr_types : 1;
+	out->v = xcalloc(room + 1, sizeof(*out->v));
 	for (size_t i = 0; i < n; i++) {
-		struct target t = {
-			.service = sv[i].name, .service_name = targets__service_name(sv[i].name),
-			.type = xstrdup(sv[i].profile_type ? sv[i].profile_type
-							   : ptype__of_service(sv[i].name)),
-		};
-		struct labels l;
-		target__labels(&t, &l);
-		bool hit = (!type_id || !strcmp(type_id, t.type)) && sv[i].last_seen >= since &&
-			   store_query__matches(pick, &l);
-		labels_release(&l);
-		if (hit) {
-			sv[i].name = NULL;	/* moved into the target */
-			out->v[out->n++] = t;
-		} else {
-			free(t.service_name);
-			free(t.type);
+		const char *def = sv[i].profile_type ? sv[i].profile_type
+						     : ptype__of_service(sv[i].name);
+		/* one target per type the service's series have (its default when unknown) */
+		for (size_t k = 0; k < (sv[i].nr_types ? sv[i].nr_types : 1); k++) {
+			struct target t = {
+				.service = sv[i].name, .service_name = targets__service_name(sv[i].name),
+				.type = xstrdup(sv[i].nr_types ? sv[i].types[k] : def),
+			};
+			struct labels l;
+			target__labels(&t, &l);
+			bool hit = (!type_id || !strcmp(type_id, t.type)) && sv[i].last_seen >= since &&
+				   store_query__matches(pick, &l);
+			labels_release(&l);
+			if (hit) {
+				t.service = xstrdup(sv[i].name);
+				out->v[out->n++] = t;
+			} else {
+				free(t.service_name);
+				free(t.type);
+			}
 		}
 	}
 	store__free_services(sv, n);
