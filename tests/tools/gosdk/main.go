@@ -4,7 +4,7 @@
 //
 //	gosdk URL APP SECONDS
 //
-// The CPU work is known: "work;alpha" and "work;beta" burn 7:3, each under its own
+// The CPU work is known: main.alpha and main.beta do 7:3 of the same work, each under its own
 // TagWrapper label handler=alpha|beta; 40 goroutines wait in park(); allocations are
 // made in grow().
 package main
@@ -23,14 +23,14 @@ import (
 
 var sink []byte
 
+// spin does n units of work: CPU time, not wall time, is what the shares are about, so
+// the 7:3 holds however busy the machine is.
+//
 //go:noinline
-func spin(d time.Duration) {
-	end := time.Now().Add(d)
-	x := 0
-	for time.Now().Before(end) {
-		for i := 0; i < 1000; i++ {
-			x += i * i
-		}
+func spin(n int) {
+	x := uint64(1)
+	for i := 0; i < n*1000; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
 	}
 	if x == 42 {
 		fmt.Println(x)
@@ -38,10 +38,10 @@ func spin(d time.Duration) {
 }
 
 //go:noinline
-func alpha() { spin(7 * time.Millisecond) }
+func alpha() { spin(7000) }
 
 //go:noinline
-func beta() { spin(3 * time.Millisecond) }
+func beta() { spin(3000) }
 
 //go:noinline
 func grow() { sink = make([]byte, 64<<10) }
