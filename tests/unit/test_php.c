@@ -557,6 +557,81 @@ static void test_unsupported_version(void **state)
 	rmdir(copy);
 }
 
+/* Whether the frame name at f (up to ';' or the end) is one the exec test's script can
+ * show. */
+static bool script_frame(const char *f)
+{
+	static const char *const ok[] = { "<eval> (Command line code:", "nap (Command line code:",
+					  "usleep_[php]", "microtime_[php]", "pcntl_exec_[php]",
+					  "[unknown]_[php]" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strncmp(f, ok[i], strlen(ok[i])))
+			return true;
+	return false;
+}
+
+/* A php that execs another program, and one that is killed, while they are read: frames
+ * of the PHP script or none (an error), never a crash or a frame made of the new image's
+ * bytes. */
+static void test_exec_and_exit_mid_read(void **state)
+{
+	const char *php = "/usr/bin/php8.2";
+	char reason[128] = "";
+	struct strbuf sb = STRBUF_INIT;
+	struct rt_frame fr[64];
+	int php_stacks = 0, after = 0;
+
+	if (access(php, X_OK) != 0) {
+		skip();
+		return;
+	}
+	pid_t pid = start_php(php, "function nap() { $t = microtime(true) + 0.3; "
+				   "while (microtime(true) < $t) usleep(100); } nap(); "
+				   "pcntl_exec('/bin/sleep', ['10']);");
+	struct runtime_proc *rp = attach_when_up(pid, reason);
+	assert_non_null(rp);
+	for (int i = 0; i < 4000; i++) {
+		int n = php_runtime.sample(rp, pid, fr, 64);
+		char exe[64], target[256];
+		ssize_t len;
+		strbuf_reset(&sb);
+		for (int k = 0; k < n; k++) {
+			strbuf_addch(&sb, ';');
+			php_runtime.frame_name(rp, &fr[k], &sb);
+		}
+		if (n > 0) {
+			/* only the script's own functions, or frames it could not read */
+			for (const char *f = sb.buf + 1; f; f = strchr(f, ';') ? strchr(f, ';') + 1 : NULL)
+				if (!script_frame(f))
+					fail_msg("a frame not of the script: '%s'", sb.buf);
+			php_stacks++;
+		}
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+		len = readlink(exe, target, sizeof(target) - 1);
+		if (len > 0 && !memcmp(target, "/usr/bin/sleep", 14) && ++after > 200)
+			break;
+		usleep(500);
+	}
+	assert_true(php_stacks > 0);
+	assert_true(after > 0);	/* sampled the new image too */
+	php_runtime.detach(rp);
+	/* killed while read */
+	reason[0] = 0;
+	stop_php(pid);
+	pid = start_php(php, "while (true) usleep(100);");
+	rp = attach_when_up(pid, reason);
+	assert_non_null(rp);
+	kill(pid, SIGKILL);
+	for (int i = 0; i < 100; i++)
+		assert_true(php_runtime.sample(rp, pid, fr, 64) <= 64);
+	int status;
+	waitpid(pid, &status, 0);
+	assert_true(php_runtime.sample(rp, pid, fr, 64) < 0);	/* gone */
+	php_runtime.detach(rp);
+	strbuf_release(&sb);
+}
+
 /* Debian's php, when installed: attach, read its version, and see its stack. */
 static void test_real_php(void **state)
 {
@@ -624,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_real_php),
 		cmocka_unit_test(test_proc_filter),
 		cmocka_unit_test(test_unsupported_version),
+		cmocka_unit_test(test_exec_and_exit_mid_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
