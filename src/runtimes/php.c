@@ -25,7 +25,14 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 
-#define MAX_FNS 100000		/* functions remembered per process */
+#define MAX_FNS 100000		/* functions (distinct names) remembered per process */
+#define MAX_ADDRS 200000	/* function addresses remembered per process */
+
+/* What an address held when last seen: its fingerprint and its function. */
+struct php_fn_slot {
+	struct php_fn_print print;
+	uint64_t index;
+};
 #define MAX_ATTEMPTS 3		/* walks of a stack that changed while read */
 
 /* ---- --php-proc-filter ---- */
@@ -135,7 +142,20 @@ static struct runtime_proc *php_attach(const struct proc_ref *p, char *skip_reas
 		return NULL;
 	}
 	rp->fn_by_addr = hashmap__new();
+	rp->fn_by_name = hashmap__new();
 	return rp;
+}
+
+static void clear_slots(struct runtime_proc *rp)
+{
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	const void *key;
+	size_t len;
+	void *v;
+
+	while (hashmap__next(rp->fn_by_addr, &it, &key, &len, &v))
+		free(v);
+	hashmap__clear(rp->fn_by_addr);
 }
 
 static void php_detach(struct runtime_proc *rp)
@@ -148,7 +168,9 @@ static void php_detach(struct runtime_proc *rp)
 		free(rp->fns[i]);
 	}
 	free(rp->fns);
+	clear_slots(rp);
 	hashmap__free(rp->fn_by_addr);
+	hashmap__free(rp->fn_by_name);
 	free(rp);
 }
 
@@ -163,59 +185,82 @@ static int read_string(struct runtime_proc *rp, uint64_t addr, struct strbuf *sb
 	return php_layout__string(&rp->l, buf, (size_t)n, sb);
 }
 
-/* Names the function at addr, whose fingerprint is f. Returns NULL when unreadable. */
-static struct php_fn *fn_load(struct runtime_proc *rp, uint64_t addr, const struct php_fn_print *f)
+/* Reads the names of the function whose fingerprint is f into name and file. Returns 0,
+ * or a negative errno when they are unreadable. */
+static int fn_read_names(struct runtime_proc *rp, const struct php_fn_print *f,
+			 struct strbuf *name, struct strbuf *file)
 {
-	struct strbuf name = STRBUF_INIT, file = STRBUF_INIT;
-	struct php_fn *fn;
-
 	if (f->scope) {
 		uint8_t ce[16];
 		if (php_read(rp->pid, f->scope, ce, sizeof(ce)) != (ssize_t)sizeof(ce) ||
-		    read_string(rp, php_rd64(ce, rp->l.ce_name), &name) < 0)
-			goto fail;
-		strbuf_addstr(&name, "::");
+		    read_string(rp, php_rd64(ce, rp->l.ce_name), name) < 0)
+			return -EFAULT;
+		strbuf_addstr(name, "::");
 	}
-	if (f->name && read_string(rp, f->name, &name) < 0)
-		goto fail;
+	if (f->name && read_string(rp, f->name, name) < 0)
+		return -EFAULT;
 	if (!f->name)
-		strbuf_addstr(&name, f->type == PHP_EVAL_CODE ? "<eval>" : "<main>");
-	if (f->type != PHP_INTERNAL_FUNCTION && read_string(rp, f->file, &file) < 0)
-		goto fail;
-	fn = xcalloc(1, sizeof(*fn));
-	fn->addr = addr;
-	fn->print = *f;
-	fn->name = strbuf_detach(&name, NULL);
-	fn->file = f->type != PHP_INTERNAL_FUNCTION ? strbuf_detach(&file, NULL) : NULL;
-	strbuf_release(&file);
-	return fn;
-fail:
-	strbuf_release(&name);
-	strbuf_release(&file);
-	return NULL;
+		strbuf_addstr(name, f->type == PHP_EVAL_CODE ? "<eval>" : "<main>");
+	if (f->type != PHP_INTERNAL_FUNCTION && read_string(rp, f->file, file) < 0)
+		return -EFAULT;
+	return 0;
 }
 
-uint64_t php_fn_index(struct runtime_proc *rp, uint64_t addr, const struct php_fn_print *f)
+/* The index of the function named name in file (NULL: internal), added when new. */
+static uint64_t fn_intern(struct runtime_proc *rp, struct strbuf *name, struct strbuf *file,
+			  bool internal)
 {
-	void **slot = hashmap__find(rp->fn_by_addr, &addr, sizeof(addr));
+	struct strbuf key = STRBUF_INIT;
 	struct php_fn *fn;
 	bool created;
+	void **slot;
 
-	if (slot) {
-		size_t i = (size_t)(uintptr_t)*slot - 1;
-		if (!memcmp(&rp->fns[i]->print, f, sizeof(*f)))
-			return i;
-	}
-	if (rp->nr_fns >= MAX_FNS || !(fn = fn_load(rp, addr, f)))
-		return PHP_UNKNOWN_FN;
+	strbuf_addf(&key, "%c%s", internal ? 'i' : 'u', name->buf);
+	strbuf_addch(&key, 0);
+	strbuf_addstr(&key, file->buf);
+	slot = hashmap__insert(rp->fn_by_name, key.buf, key.len, &created);
+	strbuf_release(&key);
+	if (!created)
+		return (uint64_t)(uintptr_t)*slot - 1;
 	if (rp->nr_fns == rp->alloc_fns) {
 		rp->alloc_fns = rp->alloc_fns ? rp->alloc_fns * 2 : 256;
 		rp->fns = xrealloc(rp->fns, rp->alloc_fns * sizeof(*rp->fns));
 	}
+	fn = xcalloc(1, sizeof(*fn));
+	fn->name = strbuf_detach(name, NULL);
+	fn->file = internal ? NULL : strbuf_detach(file, NULL);
 	rp->fns[rp->nr_fns++] = fn;
-	slot = hashmap__insert(rp->fn_by_addr, &addr, sizeof(addr), &created);
 	*slot = (void *)(uintptr_t)rp->nr_fns;
 	return rp->nr_fns - 1;
+}
+
+uint64_t php_fn_index(struct runtime_proc *rp, uint64_t addr, const struct php_fn_print *f)
+{
+	struct strbuf name = STRBUF_INIT, file = STRBUF_INIT;
+	struct php_fn_slot *sl;
+	uint64_t index = PHP_UNKNOWN_FN;
+	bool created;
+	void **slot = hashmap__find(rp->fn_by_addr, &addr, sizeof(addr));
+
+	if (slot && !memcmp(&((struct php_fn_slot *)*slot)->print, f, sizeof(*f)))
+		return ((struct php_fn_slot *)*slot)->index;
+	/* new, or another function at that address: a request of a php-fpm without opcache
+	 * compiles its script again; a trampoline (__call) is one op_array for many methods */
+	if (fn_read_names(rp, f, &name, &file) == 0 && rp->nr_fns < MAX_FNS)
+		index = fn_intern(rp, &name, &file, f->type == PHP_INTERNAL_FUNCTION);
+	strbuf_release(&name);
+	strbuf_release(&file);
+	if (index == PHP_UNKNOWN_FN)
+		return index;
+	if (!slot && hashmap__count(rp->fn_by_addr) >= MAX_ADDRS)
+		clear_slots(rp);	/* bounded; what is dropped is read again */
+	slot = hashmap__insert(rp->fn_by_addr, &addr, sizeof(addr), &created);
+	if (created)
+		*slot = xcalloc(1, sizeof(struct php_fn_slot));
+	sl = *slot;
+	sl->print = *f;
+	sl->index = index;
+	return index;
 }
 
 static void php_name(struct runtime_proc *rp, const struct rt_frame *f, struct strbuf *out)

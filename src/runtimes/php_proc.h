@@ -16,10 +16,9 @@
 #define PHP_MAX_STEPS 256	/* execute_data visited per sample */
 #define PHP_CHAIN 64		/* frame addresses remembered from the last sample */
 
-/* A function as first seen at an address, and what naming it needs. */
+/* A function by name: rt_frame.id is an index in runtime_proc.fns. The same function
+ * found at several addresses (compiled again per request) is one. */
 struct php_fn {
-	uint64_t addr;
-	struct php_fn_print print;	/* to tell it from a later function at addr */
 	char *name;			/* "Class::method", "func", "<main>", "<eval>" */
 	char *file;			/* NULL for an internal function */
 };
@@ -32,16 +31,17 @@ struct runtime_proc {
 	uint32_t nr_chain;
 	uint64_t chain[PHP_CHAIN];	/* the execute_data of the last sample, newest first,
 					 * the whole stack: read again in one batch */
-	struct hashmap *fn_by_addr;	/* function address -> index + 1 */
+	struct hashmap *fn_by_addr;	/* function address -> its fingerprint and index */
+	struct hashmap *fn_by_name;	/* kind, name and file -> index + 1 */
 	struct php_fn **fns;		/* rt_frame.id is an index in this array */
 	size_t nr_fns, alloc_fns;
 };
 
 #define PHP_UNKNOWN_FN UINT64_MAX	/* rt_frame.id of a frame whose function is unreadable */
 
-/* The cache index of the function at addr with fingerprint f, loading (and naming) it on
- * first sight or when the address now holds another function; PHP_UNKNOWN_FN when it
- * cannot be read (php.c). */
+/* The index of the function at addr with fingerprint f, named (its names read) on first
+ * sight or when the address now holds another function; PHP_UNKNOWN_FN when they cannot
+ * be read (php.c). */
 uint64_t php_fn_index(struct runtime_proc *rp, uint64_t addr, const struct php_fn_print *f);
 
 /* Reads the PHP stack of process rp (its main thread) into frames[0..max), root first,

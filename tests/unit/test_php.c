@@ -268,6 +268,7 @@ static struct fake *fake_new(struct runtime_proc *rp)
 	snprintf(rp->version, sizeof(rp->version), "8.2.99");
 	rp->eg_cur = a(f->eg) + 488;
 	rp->fn_by_addr = hashmap__new();
+	rp->fn_by_name = hashmap__new();
 	zs(&f->file, "/srv/app.php");
 	zs(&f->cls, "Work");
 	zs(&f->names[0], "strlen");
@@ -333,6 +334,23 @@ static void test_walk_fake_stack(void **state)
 	assert_int_equal(sample_names(rp, &sb, fr, 64), 3);
 	assert_non_null(strstr(sb.buf, "Work::other (/srv/app.php:10)_[php]"));
 	assert_int_equal(rp->nr_fns, 4);
+	/* the same function compiled again elsewhere (the next request of a php-fpm without
+	 * opcache): new strings, new address, the same frame */
+	uint64_t id = fr[1].id;
+	memcpy(f->fn[3], f->fn[1], PHP_FN_READ);
+	zs(&f->names[3], "other");
+	set64(f->fn[3], 8, a(f->names[3].b));
+	set64(f->ed[1], 24, a(f->fn[3]));
+	assert_int_equal(sample_names(rp, &sb, fr, 64), 3);
+	assert_int_equal(fr[1].id, id);
+	assert_int_equal(rp->nr_fns, 4);
+	/* and the old address back with its old function: named again, no new entry */
+	set64(f->fn[1], 8, a(f->names[1].b));
+	set64(f->ed[1], 24, a(f->fn[1]));
+	assert_int_equal(sample_names(rp, &sb, fr, 64), 3);
+	assert_non_null(strstr(sb.buf, "Work::run (/srv/app.php:10)_[php]"));
+	assert_int_equal(rp->nr_fns, 4);
+	set64(f->fn[1], 8, a(f->names[2].b));
 	/* only the newest frames fit: the outermost kept is marked */
 	assert_int_equal(sample_names(rp, &sb, fr, 2), 2);
 	assert_true(fr[0].flags & RT_FRAME_TRUNCATED);
