@@ -27,13 +27,13 @@
 
 #define MAX_FNS 100000		/* functions (distinct names) remembered per process */
 #define MAX_ADDRS 200000	/* function addresses remembered per process */
+#define MAX_ATTEMPTS 3		/* walks of a stack that changed while read */
 
 /* What an address held when last seen: its fingerprint and its function. */
 struct php_fn_slot {
 	struct php_fn_print print;
 	uint64_t index;
 };
-#define MAX_ATTEMPTS 3		/* walks of a stack that changed while read */
 
 /* ---- --php-proc-filter ---- */
 
@@ -96,7 +96,8 @@ static struct runtime_collector *php_start(const struct runtime_env *env)
 		return c;
 	pthread_mutex_lock(&filter_lock);
 	if (filter_users) {
-		/* one filter per program: a second session gives the same one */
+		/* one filter per program (kiln record's): a session started while
+		 * another runs shares it */
 		filter_users++;
 		c->filtered = true;
 	} else {
@@ -127,7 +128,6 @@ static struct runtime_proc *php_attach(const struct proc_ref *p, char *skip_reas
 {
 	struct runtime_proc *rp = xcalloc(1, sizeof(*rp));
 	char reason[128] = "";
-
 	int err;
 
 	rp->pid = p->pid;
@@ -258,7 +258,7 @@ uint64_t php_fn_index(struct runtime_proc *rp, uint64_t addr, const struct php_f
 	if (created)
 		*slot = xcalloc(1, sizeof(struct php_fn_slot));
 	sl = *slot;
-	sl->print = *f;
+	memcpy(&sl->print, f, sizeof(*f));	/* padding too: compared with memcmp */
 	sl->index = index;
 	return index;
 }
