@@ -137,6 +137,12 @@ static void test_unsupported_version(void **state)
 	assert_true(pid > 0);
 	assert_null(attach_when_up(pid, reason));
 	assert_non_null(strstr(reason, "unsupported php 9.2."));
+	/* what was learnt about the file is forgotten: the same answer, looked up again */
+	php_attach__forget();
+	php_attach__forget();
+	reason[0] = 0;
+	assert_null(attach_when_up(pid, reason));
+	assert_non_null(strstr(reason, "unsupported php 9.2."));
 	stop_php(pid);
 	unlink(exe);
 	rmdir(copy);
