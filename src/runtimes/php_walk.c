@@ -120,9 +120,9 @@ static int read_functions(struct runtime_proc *rp, const struct walk *w, struct 
 	IOV(leaf, w->ed[0].addr, PHP_ED_READ, 0);
 	for (int i = 0; i < n; i++)
 		IOV(fr[i].fn, fr[i].func, PHP_FN_READ, i);
-	/* after the functions: an internal function's frame has no opline of its own, and a
-	 * stale one that fails to read ends the batch */
-	for (int i = 0; i < n; i++)
+	/* after the functions, the oldest first: an internal function's frame (most often the
+	 * newest) has no opline of its own, and a stale one that fails to read ends the batch */
+	for (int i = n - 1; i >= 0; i--)
 		if (fr[i].opline)
 			IOV(&fr[i].lineno, fr[i].opline + l->op_lineno, sizeof(fr[i].lineno), -1 - i);
 #undef IOV
