@@ -58,6 +58,7 @@ enum {
 	OPT_STACK_SIZE, OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
 	OPT_OTLP_ENDPOINT,
 	OPT_RUNTIME = 512,	/* and up: the runtimes' options (runtimes/registry.h) */
+	OPT_RUNTIME_VALUE = 768,	/* and up: the runtimes' value options */
 };
 
 #define MAX_OPTIONS 64
@@ -91,6 +92,7 @@ static void build_options(struct option *opts)
 
 	memcpy(opts, fixed_options, sizeof(fixed_options));
 	n += runtime_cli__options(opts + n, MAX_OPTIONS - 1 - n, OPT_RUNTIME);
+	n += runtime_cli__value_options(opts + n, MAX_OPTIONS - 1 - n, OPT_RUNTIME_VALUE);
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
@@ -211,6 +213,12 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case 'q': log_level = LOG_ERROR; break;
 		case 'h': usage(stdout); return 1;
 		default:
+			if (c >= OPT_RUNTIME_VALUE) {
+				if (runtime_choices__apply_value(&o->runtimes, OPT_RUNTIME_VALUE, c,
+								 optarg) < 0)
+					goto bad;
+				break;
+			}
 			if (c >= OPT_RUNTIME) {
 				if (runtime_choices__apply(&o->runtimes, OPT_RUNTIME, c, optarg) < 0)
 					goto bad;
