@@ -35,7 +35,7 @@ const struct runtime_decl runtime_decls[] = {
 	{ "java", &java_runtime, java_modes, "auto", "auto or disabled (auto)", java_flags },
 	{ "nodejs", NULL, nodejs_modes, "none", "none, perf or attach-maps (none)", NULL },
 	{ "ruby", NULL, other_modes, "auto", "accepted, no reader yet (auto)", ruby_flags },
-	{ "php", &php_runtime, php_modes, "disabled", "auto (phpspy) or disabled (disabled)", NULL },
+	{ "php", &php_runtime, php_modes, "auto", "auto (phpspy) or disabled (auto)", NULL },
 	{ "dotnet", NULL, other_modes, "disabled", "accepted, no reader yet (disabled)", NULL },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
