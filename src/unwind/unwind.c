@@ -1,14 +1,18 @@
 /* The unwinder: walks one sampled user stack (see unwind.h).
  *
- * Each frame is stepped by one of two methods:
+ * Each frame is stepped by one of three methods:
  *   CFI: the binary's table (its FDE compiled on first use) gives the CFA (rsp/rbp + offset, or the PLT rule);
  *        the return address is at CFA-8 and the caller's rbp is unchanged or saved
  *        at CFA+off.
+ *   Go:  the function's pcsp table (.gopclntab) gives the SP delta at the pc: the return
+ *        address is at rsp + delta, exact in frameless leaves, prologues and epilogues;
+ *        the rows look like CFI rows (CFA = rsp + delta + 8), in both modes.
  *   FP:  the frame-pointer chain: [rbp] is the caller's rbp, [rbp+8] the return address.
  * dwarf mode uses CFI for every file-backed binary that has CFI, and frame pointers only
- * for code without any (JIT and anonymous memory, binaries without CFI). smart mode also
- * walks frame-pointer binaries (Go, -fno-omit-frame-pointer builds) by frame pointers
- * without compiling their rows, and falls back to frame pointers where CFI is missing or
+ * for code without any (JIT and anonymous memory, binaries without CFI). smart mode
+ * walks the callers in -fno-omit-frame-pointer binaries by frame pointers without
+ * compiling their rows, but the leaf frame by CFI (a leaf without a frame of its own
+ * would hide its caller), and falls back to frame pointers where CFI is missing or
  * unsupported. Every read is checked against the stack copy; the walk only moves up. */
 #include <errno.h>
 #include <stdlib.h>
@@ -133,6 +137,8 @@ static enum step step_cfi(const struct unwind_sample *s, const struct unwind_rul
 		f->bp_ok = stack_read(s, cfa + (uint64_t)(int64_t)r->aux, &bp) && (f->bp = bp, true);
 	else if (r->rbp == RBP_LOST)
 		f->bp_ok = false;
+	else if (r->rbp == RBP_GO && f->bp_ok && f->bp == cfa - 16)
+		f->bp_ok = stack_read(s, cfa - 16, &bp) && (f->bp = bp, true);
 	f->sp = cfa;
 	f->pc = ra;
 	f->exact = false;
@@ -158,7 +164,9 @@ static enum step step(struct unwinder *u, const struct proc_ref *p,
 	t = unwind_cache__get(u->cache, p, m);
 	if (!t)	/* anonymous or JIT memory, or an unreadable binary */
 		return step_fp(s, f);
-	if (smart && t->fp_built)
+	/* smart: frame pointers serve the callers in a binary that keeps them, but not its
+	 * leaf, which may have no frame yet (or none at all); Go is unwound by pcsp */
+	if (smart && t->fp_built && !t->go && !leaf)
 		return step_fp(s, f);
 	if (unwind_table_vaddr(t, mapping__file_offset(m, lookup), &va))
 		r = unwind_cache__find(u->cache, t, p, m, va);

@@ -35,9 +35,11 @@ typedef const struct mapping *(*unwind_find_mapping_fn)(void *ctx, uint64_t addr
 
 /* UNWIND_DWARF: CFI for every binary that has it; frame pointers only for code without
  * any CFI (JIT and anonymous memory, binaries built without unwind tables).
- * UNWIND_SMART: frame pointers for binaries that keep them (Go, -fno-omit-frame-pointer
- * builds; their rows are then not even compiled), CFI for the others, and frame pointers
- * wherever CFI is missing or unsupported; one stack may mix both. */
+ * UNWIND_SMART: frame pointers for the callers in binaries that keep them
+ * (-fno-omit-frame-pointer builds; only the FDEs of their leaf frames are compiled), CFI
+ * for the others and for every leaf frame, and frame pointers wherever CFI is missing or
+ * unsupported; one stack may mix both.
+ * Both modes unwind Go code by its .gopclntab SP deltas (pcsp), never its debug info. */
 enum unwind_mode { UNWIND_DWARF, UNWIND_SMART };
 
 struct unwinder;
