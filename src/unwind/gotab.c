@@ -56,12 +56,14 @@ static uint64_t text_start(Elf *elf)
 	return v;
 }
 
-/* The runtime functions whose frames end a stack, for versions whose _func has no flag
- * byte (before Go 1.17). */
+/* The runtime functions whose frames end a stack: those flagged TOPFRAME (goexit,
+ * mstart, rt0_go; by name before Go 1.17, which has no flag byte), and the two that run
+ * their callee on the g0 stack with nothing above it (mcall, which the runtime's own
+ * traceback also treats as a top frame, and morestack). */
 static bool top_frame(const struct gofunc *f)
 {
 	static const char *const names[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-					     NULL };
+					     "runtime.mcall", "runtime.morestack", NULL };
 
 	if (f->flag & GOFUNC_TOPFRAME)
 		return true;
@@ -74,7 +76,6 @@ static bool top_frame(const struct gofunc *f)
 static bool sp_write(const struct gofunc *f)
 {
 	static const char *const names[] = { "runtime.gogo", "runtime.systemstack",
-					     "runtime.mcall", "runtime.morestack",
 					     "runtime.asmcgocall", "runtime.asmcgocall_no_g",
 					     "runtime.cgocallback", NULL };
 

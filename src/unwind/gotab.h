@@ -21,8 +21,9 @@ bool unwind_go_binary(Elf *elf);
 /* Compiles the pcsp table of every Go function of elf into rows, given to emit in
  * address order: at each pc, CFA = rsp + delta + 8 with the caller's rbp at CFA - 16 when
  * rbp points there (RBP_GO); CFA_END for the outermost frames (runtime.goexit, mstart,
- * rt0_go); CFA_BAD where SP is written (the runtime's stack switches: gogo, systemstack,
- * asmcgocall, morestack) or the table is malformed. Functions whose ranges fall outside
+ * rt0_go, and mcall and morestack at the root of a g0 stack); CFA_BAD where SP is
+ * written (the other stack switches: gogo, systemstack, asmcgocall) or the table is
+ * malformed. Functions whose ranges fall outside
  * [base, base + 4 GiB) are skipped. Returns the number of functions given, or -ENOENT
  * when elf has no readable pclntab. The table is untrusted. */
 int unwind_go_rows(Elf *elf, uint64_t base, unwind_go_fn emit, void *ctx);
