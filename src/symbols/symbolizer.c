@@ -272,6 +272,23 @@ int symbolizer__user(struct symbolizer *s, const struct proc_ref *p, const struc
 	return -ENOENT;
 }
 
+int symbolizer__inlined(struct symbolizer *s, const struct proc_ref *p, const struct mapping *m,
+			uint64_t addr, struct strbuf *out)
+{
+	const struct elf_symbols *es;
+	const char *names;
+	int n = 0;
+
+	if (!binary__has_file(m) || !(es = symcache__get(s->cache, p, m)))
+		return 0;
+	names = elf_symbols__inlined(es, mapping__file_offset(m, addr));
+	for (const char *c = names; c && *c; c++)
+		n += *c == '\n';
+	if (n)
+		strbuf_addstr(out, names);
+	return n;
+}
+
 uint64_t symbolizer__memory(const struct symbolizer *s)
 {
 	return symcache__memory(s->cache) + s->perfmap_bytes;

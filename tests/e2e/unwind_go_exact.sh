@@ -3,7 +3,8 @@
 # main.churn has no frame of its own, called by main.alpha and main.beta 7:3. Built by
 # Debian's Go 1.19, by the newest Go on PATH, and by one more toolchain the Go module
 # proxy serves (GOTOOLCHAIN, cached under build/; left out when it cannot be fetched).
-# Each must show both callers with their shares within 3 sigma, and >= 99% of the
+# Each must show both callers with their shares within 3 sigma, main.mixer's two inlined
+# callees (7:3) as frames main.inlA_[i] and main.inlB_[i] with theirs, and >= 99% of the
 # process's samples must reach runtime.goexit, runtime.main or runtime.mstart (or
 # runtime.mcall / morestack: the root of the scheduler's g0 stack, as in the runtime's
 # own tracebacks).
@@ -41,6 +42,8 @@ check() {	# NAME MODE
 		fail "$name ($mode): main.churn samples without their caller"
 	colcheck shares "$col" "$name" main.alpha=70 main.beta=30 ||
 		fail "$name ($mode): the callers' shares are wrong"
+	colcheck shares "$col" "$name" 'main.inlA_[i]=70' 'main.inlB_[i]=30' ||
+		fail "$name ($mode): the inlined functions are not shown with their shares"
 	colcheck frac "$col" "$name" '^runtime\.(goexit|main|mstart|mcall|morestack)$' 0.99 ||
 		fail "$name ($mode): stacks that do not reach the runtime's root"
 }

@@ -21,7 +21,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "symbols/elf.h"
 #include "symbols/gofunc.h"
+#include "symbols/goinline.h"
 #include "test_unwind_util.h"
 #include "unwind/cache.h"
 #include "unwind/gotab.h"
@@ -255,6 +257,24 @@ static void test_pcsp(void **state)
 			assert_memory_equal(&g.row[k], &gs.row[k], sizeof(g.row[k]));
 		size_t compared = check_objdump(gos[i], full, &g);
 
+		/* the inline tree names main.mixer's two inlined callees, stripped or not */
+		for (int k = 0; k < 2; k++) {
+			struct elf_symbols es;
+			int fd = open(k ? fulls : full, O_RDONLY);
+			size_t a = 0, b = 0;
+
+			elf_symbols_init(&es);
+			assert_int_equal(elf_symbols__load(&es, fd, "", k ? fulls : full, NULL, 0), 0);
+			close(fd);
+			for (size_t e = 0; e < es.inl.nr; e++) {
+				const char *nm = es.inl.names + es.inl.syms[e].name;
+				a += !strcmp(nm, "main.inlA\n");
+				b += !strcmp(nm, "main.inlB\n");
+			}
+			assert_true(a >= 1 && b >= 1);
+			elf_symbols_release(&es);
+		}
+
 		print_message("%s: %d functions, %zu rows, %zu pcs checked against objdump\n",
 			      gos[i], n, g.nrow, compared);
 		assert_true(compared > 5000);
@@ -273,6 +293,21 @@ static uint64_t rnd(uint64_t *x)
 	*x ^= *x >> 7;
 	*x ^= *x << 17;
 	return *x;
+}
+
+struct bytes {
+	const uint8_t *p;
+	size_t n;
+	uint64_t vaddr;
+};
+
+static const uint8_t *view_bytes(void *ctx, uint64_t vaddr, size_t len)
+{
+	struct bytes *b = ctx;
+
+	if (vaddr < b->vaddr || vaddr - b->vaddr > b->n || b->n - (vaddr - b->vaddr) < len)
+		return NULL;
+	return b->p + (vaddr - b->vaddr);
 }
 
 /* Reads everything a table offers: functions, lookups, pc-value tables. */
@@ -300,6 +335,11 @@ static void walk_table(const uint8_t *data, size_t size, uint64_t *seed)
 	}
 	for (int k = 0; k < 64; k++)
 		(void)gofunc_tab__find(&t, t.text_start + rnd(seed) % (1u << 22));
+	struct symtab inl;	/* inline trees read through the (corrupt) table itself */
+	symtab_init(&inl);
+	(void)goinline__load(data, size, 0x401000, 0x401000, view_bytes,
+			     &(struct bytes){ data, size, 0x401000 }, &inl);
+	symtab_release(&inl);
 }
 
 static void count_fn(void *ctx, uint64_t lo, uint64_t hi, const struct fde_rows *rv)
