@@ -431,8 +431,15 @@ static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const 
 	add_plt(&es->tab, e);
 	add_barriers(&es->tab, e);
 	symtab__finish(&es->tab, SYMTAB_FIRST_WINS, 0);
-	if (shnum > 1 && goinline__from_elf(e, es->segs, es->nr_segs, &es->inl) > 0)
-		symtab__finish(&es->inl, SYMTAB_FIRST_WINS, 0);
+	if (shnum > 1) {
+		int n = goinline__from_elf(e, es->segs, es->nr_segs, &es->inl);
+
+		es->go = n >= 0 || (es->sources & ELF_SRC_GOPCLNTAB);
+		if (n > 0)
+			symtab__finish(&es->inl, SYMTAB_FIRST_WINS, 0);
+	} else {
+		es->go = es->sources & ELF_SRC_GOPCLNTAB;
+	}
 	return 0;
 }
 

@@ -37,6 +37,7 @@ struct elf_symbols {
 	/* Go: the pc ranges where functions are inlined, each named by their names
 	 * outermost first, each followed by '\n' (symbols/goinline.h); empty otherwise */
 	struct symtab inl;
+	bool go;			/* a Go binary (it has a .gopclntab) */
 };
 
 void elf_symbols_init(struct elf_symbols *es);

@@ -202,7 +202,7 @@ int goinline__from_elf(Elf *e, const struct elf_segment *segs, size_t nr_segs, s
 	if (!d)
 		d = section(e, ".data.rel.ro.gopclntab", &sh);
 	if (!d)
-		return 0;
+		return -ENOENT;
 	if (section(e, ".text", &text))
 		text_start = text.sh_addr;
 	w = moduledata(e, sh.sh_addr, md);

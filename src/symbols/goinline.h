@@ -30,8 +30,8 @@ int goinline__load(const uint8_t *data, size_t size, uint64_t text_start, uint64
 
 /* goinline__load() on the pclntab of Go binary e (stripped or not; section headers
  * needed), its moduledata found through .go.module (Go 1.26+) or in .noptrdata, the trees
- * read through the PT_LOAD segments segs. Returns the number of entries added to t, 0 for
- * a binary that is not Go or whose moduledata is relocated at run time (PIE). */
+ * read through the PT_LOAD segments segs. Returns the number of entries added to t (0
+ * when its moduledata is not found), or -ENOENT when e has no pclntab (not Go). */
 int goinline__from_elf(Elf *e, const struct elf_segment *segs, size_t nr_segs, struct symtab *t);
 
 #endif
