@@ -340,8 +340,20 @@ static size_t add_gopclntab(struct elf_symbols *es, Elf *e, int fd, size_t shnum
 			scn = find_section(e, ".data.rel.ro.gopclntab", &sh);
 		if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			return 0;
-		n = gopclntab__load(d->d_buf, d->d_size,
-				    find_section(e, ".text", &text) ? text.sh_addr : 0, &es->tab);
+		uint64_t text_start = find_section(e, ".text", &text) ? text.sh_addr : 0;
+		Elf_Scn *mod = find_section(e, ".go.module", &text);
+		Elf_Data *md = mod && text.sh_type != SHT_NOBITS ? elf_getdata(mod, NULL) : NULL;
+
+		/* Go 1.26 keeps the text start in moduledata only; it is not .text's start in
+		 * an externally linked (cgo) binary, whose .text begins with the C start files */
+		if (md && md->d_buf && md->d_size >= 23 * 8) {
+			uint64_t w;
+
+			memcpy(&w, (const uint8_t *)md->d_buf + 22 * 8, 8);
+			if (w)
+				text_start = w;
+		}
+		n = gopclntab__load(d->d_buf, d->d_size, text_start, &es->tab);
 		return n > 0 ? (size_t)n : 0;
 	}
 	if (fd < 0)

@@ -102,6 +102,11 @@ static void rows_of(const struct gofunc_tab *t, const struct gofunc *f, uint64_t
 		fde_rows_push(rv, (uint32_t)(f->entry - base), &r);
 		return;
 	}
+	if (!strcmp(f->name, "runtime.asmcgocall")) {
+		r.cfa = CFA_GO_SWITCH;
+		fde_rows_push(rv, (uint32_t)(f->entry - base), &r);
+		return;
+	}
 	if (sp_write(f) || !gopcvalue_init(&it, t, f, f->pcsp)) {
 		fde_rows_push(rv, (uint32_t)(f->entry - base), &r);
 		return;

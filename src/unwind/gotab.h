@@ -22,8 +22,8 @@ bool unwind_go_binary(Elf *elf);
  * address order: at each pc, CFA = rsp + delta + 8 with the caller's rbp at CFA - 16 when
  * rbp points there (RBP_GO); CFA_END for the outermost frames (runtime.goexit, mstart,
  * rt0_go, and mcall and morestack at the root of a g0 stack); CFA_BAD where SP is
- * written (the other stack switches: gogo, systemstack, asmcgocall) or the table is
- * malformed. Functions whose ranges fall outside
+ * written (the other stack switches: gogo, systemstack) or the table is malformed;
+ * CFA_GO_SWITCH for runtime.asmcgocall (cgo calls). Functions whose ranges fall outside
  * [base, base + 4 GiB) are skipped. Returns the number of functions given, or -ENOENT
  * when elf has no readable pclntab. The table is untrusted. */
 int unwind_go_rows(Elf *elf, uint64_t base, unwind_go_fn emit, void *ctx);

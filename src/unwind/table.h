@@ -26,6 +26,9 @@ enum cfa_rule {
 	CFA_SIGNAL,	/* a signal frame (__restore_rt): rsp points at the kernel's ucontext;
 			 * the interrupted rsp is at rsp+off, its rip at rsp+off+8, its rbp at
 			 * rsp+aux, and its pc is exact (no call before it) */
+	CFA_GO_SWITCH,	/* Go's runtime.asmcgocall, which calls C on the g0 stack: its caller is
+			 * found by the frame pointer, which points into the goroutine's stack,
+			 * outside the sample's copy (the unwinder reads it from the process) */
 };
 
 /* Where the caller's rbp is. */

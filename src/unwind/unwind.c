@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "unwind/cache.h"
 #include "unwind/unwind.h"
@@ -24,10 +25,13 @@
 
 #define DEFAULT_CACHE_BYTES (32ull << 20)
 #define USER_TOP 0x800000000000ull	/* x86_64 user addresses are below this */
+#define FAR_MAX (64u << 10)	/* bytes of a goroutine's stack read past a cgo call */
 
 struct unwinder {
 	enum unwind_mode mode;
 	struct unwind_cache *cache;
+	bool far_wanted;	/* the last step failed at a Go cgo call's stack switch */
+	uint8_t far[FAR_MAX];
 };
 
 struct frame {
@@ -172,11 +176,43 @@ static enum step step(struct unwinder *u, const struct proc_ref *p,
 		r = unwind_cache__find(u->cache, t, p, m, va);
 	if (r && r->cfa == CFA_END)
 		return STEP_END;
+	if (r && r->cfa == CFA_GO_SWITCH) {
+		enum step st = step_fp(s, f);
+
+		u->far_wanted = st == STEP_FAIL && f->bp_ok && f->bp && !(f->bp & 7);
+		return st;
+	}
 	if (r && r->cfa != CFA_BAD)
 		return step_cfi(s, r, f);
 	if (smart || !t->has_cfi || t->fp_built)
 		return step_fp(s, f);
 	return STEP_FAIL;
+}
+
+/* Reads up to FAR_MAX bytes of process p from addr (stopping at the first page it cannot
+ * read) into u->far as the sample far. Returns false when not even a frame could be read. */
+static bool read_far(struct unwinder *u, const struct proc_ref *p, uint64_t addr,
+		     struct unwind_sample *far)
+{
+	size_t got = 0;
+
+	while (got < FAR_MAX) {
+		size_t want = 4096 - ((addr + got) & 4095);
+		struct iovec local = { u->far + got, want < FAR_MAX - got ? want : FAR_MAX - got };
+		struct iovec remote = { (void *)(uintptr_t)(addr + got), local.iov_len };
+		ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < 16)
+		return false;
+	memset(far, 0, sizeof(*far));
+	far->regs.sp = addr;
+	far->stack = u->far;
+	far->stack_len = got;
+	return true;
 }
 
 int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
@@ -190,11 +226,27 @@ int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
 	int n = 0;
 	enum step st = STEP_OK;
 
+	const struct unwind_sample *cur = sample;
+	struct unwind_sample far;
+	bool far_used = false;
+
 	pcs[n++] = f.pc;
 	while (n < max) {
 		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
 
-		st = step(u, p, sample, find, ctx, &f, lookup, f.exact);
+		u->far_wanted = false;
+		st = step(u, p, cur, find, ctx, &f, lookup, f.exact);
+		if (st == STEP_FAIL && u->far_wanted && !far_used) {
+			/* C called from Go runs on the g0 stack, which the copy holds; the Go
+			 * frames that called it are on the goroutine's stack, where rbp points:
+			 * read that from the process (the goroutine is blocked in the call) */
+			far_used = true;
+			if (read_far(u, p, f.bp, &far)) {
+				cur = &far;
+				f.sp = f.bp;
+				st = step_fp(cur, &f);
+			}
+		}
 		if (st != STEP_OK)
 			break;
 		pcs[n++] = f.pc;
