@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,10 @@
 #define MAX_NONE 4096	/* binaries remembered as having no debug info */
 #define MAX_DEBUG_INFO (256ull << 20)	/* larger .debug_info is not opened */
 #define KEY_MAX (MAPPING_BUILD_ID_MAX + 4096)
+/* A binary whose lookups cost more than this on average, once they have taken a second,
+ * gets no more (huge compile units): symbolizing must not stall a session's end. */
+#define SLOW_NS 500000ull
+#define BUDGET_NS 1000000000ull
 
 struct dwfile {
 	char key[KEY_MAX];
@@ -29,6 +34,7 @@ struct dwfile {
 	Elf *elf;
 	Dwarf *dw;		/* NULL: no usable debug info */
 	uint64_t used;		/* last lookup, for the LRU */
+	uint64_t lookups, ns;	/* lookups made and the CPU time they took */
 };
 
 struct dwinline {
@@ -193,16 +199,41 @@ static bool append_name(Dwarf_Die *die, struct strbuf *out)
 	return false;
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Gives up on f's binary when its lookups are too slow (see SLOW_NS). */
+static void account(struct dwinline *d, struct dwfile *f, uint64_t t0)
+{
+	f->lookups++;
+	f->ns += cpu_ns() - t0;
+	if (f->ns > BUDGET_NS && f->ns / f->lookups > SLOW_NS) {
+		bool created;
+
+		hashmap__insert(d->none, f->key, f->keylen, &created);
+		close_file(f);
+	}
+}
+
 int dwinline__find(struct dwinline *d, const struct proc_ref *p, const struct mapping *m,
 		   uint64_t vaddr, struct strbuf *out)
 {
 	struct dwfile *f;
 	Dwarf_Die cudie, *scopes = NULL;
 	int n, added = 0;
+	uint64_t t0 = cpu_ns();
 
-	if (!binary__has_file(m) || !(f = get(d, p, m)) || !f->dw ||
-	    !dwarf_addrdie(f->dw, vaddr, &cudie))
+	if (!binary__has_file(m) || !(f = get(d, p, m)) || !f->dw)
 		return 0;
+	if (!dwarf_addrdie(f->dw, vaddr, &cudie)) {
+		account(d, f, t0);
+		return 0;
+	}
 	n = dwarf_getscopes(&cudie, vaddr, &scopes);
 	for (int i = n - 1; i >= 0; i--) {	/* innermost first: walk out to in */
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
@@ -213,5 +244,6 @@ int dwinline__find(struct dwinline *d, const struct proc_ref *p, const struct ma
 		}
 	}
 	free(scopes);
+	account(d, f, t0);
 	return added;
 }

@@ -2,7 +2,8 @@
  * address, read with libdw from the binary's own .debug_info or from its separate debug
  * file (found by build-id or .gnu_debuglink, symbols/debugfile.h). Each binary's debug
  * info is opened on its first lookup and kept (at most a few binaries, the least recently
- * used closed first; very large debug info is not opened). Not thread-safe. */
+ * used closed first; very large debug info is not opened, and a binary whose lookups turn
+ * out slow, above half a millisecond each on average, is given up). Not thread-safe. */
 #ifndef KILN_SYMBOLS_DWINLINE_H
 #define KILN_SYMBOLS_DWINLINE_H
 
