@@ -196,10 +196,11 @@ static bool read_far(struct unwinder *u, const struct proc_ref *p, uint64_t addr
 {
 	size_t got = 0;
 
+	/* one call: the kernel stops at the first page it cannot read and says how much it
+	 * copied; a second one from there only confirms the fault */
 	while (got < FAR_MAX) {
-		size_t want = 4096 - ((addr + got) & 4095);
-		struct iovec local = { u->far + got, want < FAR_MAX - got ? want : FAR_MAX - got };
-		struct iovec remote = { (void *)(uintptr_t)(addr + got), local.iov_len };
+		struct iovec local = { u->far + got, FAR_MAX - got };
+		struct iovec remote = { (void *)(uintptr_t)(addr + got), FAR_MAX - got };
 		ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
 
 		if (n <= 0)

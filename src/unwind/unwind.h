@@ -62,7 +62,9 @@ uint64_t unwinder__memory(const struct unwinder *u);
  * -EINVAL for a NULL argument or max < 1. *truncated is set when the walk stopped before
  * the outermost frame (_start, a thread's clone, rbp == 0 at the end of a frame-pointer
  * chain): the stack copy ended, max was reached, or a frame could not be unwound. The
- * stack copy is untrusted: garbage yields a short stack, never a crash. */
+ * stack copy is untrusted: garbage yields a short stack, never a crash. One read of the
+ * process's memory is made, with process_vm_readv, where a Go cgo call's C frames lead
+ * out of the copy (the g0 stack) into the calling goroutine's stack (at most 64 KiB). */
 int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
 		     const struct unwind_sample *sample, unwind_find_mapping_fn find, void *ctx,
 		     uint64_t *pcs, int max, bool *truncated);
