@@ -89,6 +89,9 @@ static void fake_jvm(int ready_fd, int report_fd, const char *reply, size_t repl
 	_exit(0);
 }
 
+/* Generous: the attach is a few ms, but a machine at a load of 15 once took over 5 s. */
+#define ATTACH_MS 30000
+
 struct fake {
 	pid_t pid;
 	int report_fd;
@@ -138,7 +141,9 @@ static int load_via(const char *reply, char *reason)
 	int ret, status;
 
 	reason[0] = '\0';
-	ret = jvm_target__load(&t, "/opt/libkiln-jvm.so", "interval=9", 5000, reason);
+	ret = jvm_target__load(&t, "/opt/libkiln-jvm.so", "interval=9", ATTACH_MS, reason);
+	if (ret == -ETIMEDOUT)
+		kill(f.pid, SIGKILL);	/* so the read below fails instead of waiting forever */
 	assert_int_equal(read(f.report_fd, &r, sizeof(r)), sizeof(r));
 	close(f.report_fd);
 	assert_int_equal(waitpid(f.pid, &status, 0), f.pid);
@@ -191,8 +196,10 @@ static void test_command_reply(void **state)
 	struct report r;
 	int status;
 
-	assert_int_equal(jvm_target__command(&t, "jcmd", args, 5000, reply, sizeof(reply), reason),
-			 0);
+	int ret = jvm_target__command(&t, "jcmd", args, ATTACH_MS, reply, sizeof(reply), reason);
+	if (ret)
+		kill(f.pid, SIGKILL);
+	assert_int_equal(ret, 0);
 	assert_string_equal(reply, "line one\nline t");	/* cut to the buffer */
 	assert_int_equal(read(f.report_fd, &r, sizeof(r)), sizeof(r));
 	close(f.report_fd);
