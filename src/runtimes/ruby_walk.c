@@ -1,0 +1,166 @@
+/* Reading one execution context's control frames (see ruby_proc.h).
+ *
+ * The frames are rb_control_frame_t records that grow down from the end of the VM stack:
+ * ec->cfp is the newest, and the oldest real frame sits just above the dummy frame the
+ * thread starts with. Each frame's ep[0] holds its kind and flags: a C function frame
+ * (VM_FRAME_MAGIC_CFUNC) finds its method entry at ep[-2]; a frame with an instruction
+ * sequence has cfp->iseq and a pc; dummy and C-block frames are left out. A frame
+ * flagged VM_FRAME_FLAG_FINISH was pushed by a vm_exec call from C, so it starts a new
+ * activation of the interpreter loop (rb_vm_exec) in the native stack: it is marked
+ * RT_FRAME_ENTRY, as is the oldest frame.
+ *
+ * Everything is read in batches (one system call for the frames, one for their ep
+ * words, one for the iseqs, one for their bodies) and checked: the stack must end where
+ * the VM stack does, every pointer is bounded, and ec->cfp is read again at the end; a
+ * stack that moved meanwhile is read again, at most MAX_ATTEMPTS times. */
+#include "runtimes/ruby_proc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ATTEMPTS 3
+#define MAX_VM_STACK (64ull << 20)	/* bytes: far above any thread's VM stack */
+#define MAX_ISEQ_WORDS (1u << 26)	/* instructions of one iseq, VALUEs */
+
+struct raw {
+	uint64_t cfp_iseq, pc, ep;
+	uint64_t flags, me;		/* ep[0], ep[-2] */
+};
+
+/* Reads the frames of ec once, newest first, into raw[0..max). Returns their number (*more
+ * set when older ones were left out), or -EAGAIN when ec->cfp moved while read. */
+static int read_frames(struct runtime_proc *rp, uint64_t ec, struct raw *raw, int max, bool *more)
+{
+	const struct rb_layout *l = &rp->l;
+	uint8_t e[24];
+	uint64_t addrs[RB_MAX_FRAMES];
+	uint8_t eps[RB_MAX_FRAMES * 24];
+
+	if (rb_read_all(rp->pid, ec, e, sizeof(e)) < 0)
+		return -EFAULT;
+	uint64_t stack = rb_rd64(e, l->ec_vm_stack), words = rb_rd64(e, l->ec_vm_stack_size);
+	uint64_t cfp = rb_rd64(e, l->ec_cfp);
+	if (!stack || words == 0 || words > MAX_VM_STACK / 8)
+		return -EINVAL;
+	uint64_t end = stack + words * 8 - l->cfp_size;	/* the thread's dummy frame */
+	if (cfp < stack || cfp > end || (end - cfp) % l->cfp_size)
+		return -EINVAL;
+	uint64_t total = (end - cfp) / l->cfp_size;
+	int n = total > (uint64_t)max ? max : (int)total;
+	*more = total > (uint64_t)n;
+	if (n == 0)
+		return 0;
+	uint8_t *cf = xmalloc((size_t)n * l->cfp_size);
+	int err = rb_read_all(rp->pid, cfp, cf, (size_t)n * l->cfp_size);
+	for (int i = 0; err == 0 && i < n; i++) {
+		const uint8_t *c = cf + (size_t)i * l->cfp_size;
+		raw[i].pc = rb_rd64(c, l->cfp_pc);
+		raw[i].cfp_iseq = rb_rd64(c, l->cfp_iseq);
+		raw[i].ep = rb_rd64(c, l->cfp_ep);
+		addrs[i] = raw[i].ep >= 16 ? raw[i].ep - 16 : 0;
+	}
+	free(cf);
+	if (err < 0)
+		return err;
+	size_t got = rb_read_many(rp->pid, addrs, (size_t)n, 24, eps);
+	for (size_t i = 0; i < (size_t)n; i++) {
+		raw[i].me = i < got ? rb_rd64(eps, i * 24) : 0;
+		raw[i].flags = i < got ? rb_rd64(eps, i * 24 + 16) : 0;
+	}
+	if ((int)got < n) {	/* an unreadable frame: keep the newer ones */
+		n = (int)got;
+		*more = true;
+	}
+	uint64_t again = 0;
+	if (rb_read_all(rp->pid, ec + l->ec_cfp, &again, 8) < 0)
+		return -EFAULT;
+	return again == cfp ? n : -EAGAIN;
+}
+
+/* Names the iseq frames of raw[0..n): frame ids and lines into out (newest first),
+ * -1 ids for frames left out. */
+static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, int64_t *ids,
+		    uint32_t *lines)
+{
+	const struct rb_layout *l = &rp->l;
+	uint64_t addrs[RB_MAX_FRAMES];
+	uint8_t iseqs[RB_MAX_FRAMES * 24];
+	uint8_t *bodies = xmalloc((size_t)RB_MAX_FRAMES * l->body_read);
+	int idx[RB_MAX_FRAMES];
+	size_t k = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t magic = raw[i].flags & RB_FRAME_MAGIC_MASK;
+		ids[i] = -1;
+		lines[i] = 0;
+		if (magic == RB_FRAME_MAGIC_CFUNC) {
+			ids[i] = (int64_t)(RB_CFUNC_ID | rb_cfunc_index(rp, raw[i].me));
+		} else if ((raw[i].flags & 1) && magic != RB_FRAME_MAGIC_DUMMY &&
+			   magic != RB_FRAME_MAGIC_IFUNC && raw[i].cfp_iseq && raw[i].pc) {
+			idx[k] = i;
+			addrs[k++] = raw[i].cfp_iseq;
+		}
+	}
+	size_t got = rb_read_many(rp->pid, addrs, k, 24, iseqs);
+	for (size_t j = 0; j < got; j++) {
+		uint64_t flags = rb_rd64(iseqs, j * 24);
+		bool is_iseq = (flags & RB_T_MASK) == RB_T_IMEMO && ((flags >> 12) & 0xf) == 7;
+		addrs[j] = is_iseq ? rb_rd64(iseqs, j * 24 + l->iseq_body) : 0;
+	}
+	/* one batch of bodies, in runs of the readable ones */
+	for (size_t j = 0; j < got; j++) {
+		size_t run = 0;
+		while (j + run < got && addrs[j + run])
+			run++;
+		size_t ok = rb_read_many(rp->pid, addrs + j, run, l->body_read,
+					 bodies + j * l->body_read);
+		for (size_t m = 0; m < ok; m++) {
+			const uint8_t *b = bodies + (j + m) * l->body_read;
+			int i = idx[j + m];
+			int64_t id = rb_iseq_index(rp, raw[i].cfp_iseq, addrs[j + m], b);
+			uint64_t enc = rb_rd64(b, l->body_encoded);
+			if (id < 0 || raw[i].pc < enc || (raw[i].pc - enc) / 8 > MAX_ISEQ_WORDS)
+				continue;
+			uint32_t pos = (uint32_t)((raw[i].pc - enc) / 8);
+			ids[i] = id;
+			lines[i] = rb_iseq_line(rp, (size_t)id, pos ? pos - 1 : 0);
+		}
+		j += run;
+	}
+	free(bodies);
+}
+
+int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, struct rt_frame *frames, int max)
+{
+	struct raw raw[RB_MAX_FRAMES];
+	int64_t ids[RB_MAX_FRAMES];
+	uint32_t lines[RB_MAX_FRAMES];
+	bool more = false;
+	int n = -EAGAIN;
+
+	if (max > RB_MAX_FRAMES)
+		max = RB_MAX_FRAMES;
+	for (int attempt = 0; attempt < MAX_ATTEMPTS && n == -EAGAIN; attempt++)
+		n = read_frames(rp, ec, raw, max, &more);
+	if (n <= 0)
+		return n;
+	resolve(rp, raw, n, ids, lines);
+	/* root first; FINISH flags (also of frames left out) mark the entry frames */
+	int out = 0;
+	bool entry = true;
+	for (int i = n - 1; i >= 0; i--) {
+		if (raw[i].flags & RB_FRAME_FLAG_FINISH)
+			entry = true;
+		if (ids[i] < 0)
+			continue;
+		frames[out].id = (uint64_t)ids[i];
+		frames[out].aux = lines[i];
+		frames[out].flags = entry ? RT_FRAME_ENTRY : 0;
+		entry = false;
+		out++;
+	}
+	if (more && out > 0)
+		frames[0].flags |= RT_FRAME_TRUNCATED;
+	return out;
+}
