@@ -22,6 +22,7 @@
 #define MAX_ATTEMPTS 3
 #define MAX_VM_STACK (64ull << 20)	/* bytes: far above any thread's VM stack */
 #define MAX_ISEQ_WORDS (1u << 26)	/* instructions of one iseq, VALUEs */
+#define NO_FRAME UINT64_MAX		/* a frame left out */
 
 struct raw {
 	uint64_t cfp_iseq, pc, ep;
@@ -78,9 +79,9 @@ static int read_frames(struct runtime_proc *rp, uint64_t ec, struct raw *raw, in
 	return again == cfp ? n : -EAGAIN;
 }
 
-/* Names the iseq frames of raw[0..n): frame ids and lines into out (newest first),
- * -1 ids for frames left out. */
-static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, int64_t *ids,
+/* Names the frames of raw[0..n): frame ids and lines into ids and lines (newest
+ * first), NO_FRAME for frames left out. */
+static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, uint64_t *ids,
 		    uint32_t *lines)
 {
 	const struct rb_layout *l = &rp->l;
@@ -92,10 +93,10 @@ static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, int64
 
 	for (int i = 0; i < n; i++) {
 		uint64_t magic = raw[i].flags & RB_FRAME_MAGIC_MASK;
-		ids[i] = -1;
+		ids[i] = NO_FRAME;
 		lines[i] = 0;
 		if (magic == RB_FRAME_MAGIC_CFUNC) {
-			ids[i] = (int64_t)(RB_CFUNC_ID | rb_cfunc_index(rp, raw[i].me));
+			ids[i] = RB_CFUNC_ID | rb_cfunc_index(rp, raw[i].me);
 		} else if ((raw[i].flags & 1) && magic != RB_FRAME_MAGIC_DUMMY &&
 			   magic != RB_FRAME_MAGIC_IFUNC && raw[i].cfp_iseq && raw[i].pc) {
 			idx[k] = i;
@@ -123,7 +124,7 @@ static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, int64
 			if (id < 0 || raw[i].pc < enc || (raw[i].pc - enc) / 8 > MAX_ISEQ_WORDS)
 				continue;
 			uint32_t pos = (uint32_t)((raw[i].pc - enc) / 8);
-			ids[i] = id;
+			ids[i] = (uint64_t)id;
 			lines[i] = rb_iseq_line(rp, (size_t)id, pos ? pos - 1 : 0);
 		}
 		j += run;
@@ -134,7 +135,7 @@ static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, int64
 int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, struct rt_frame *frames, int max)
 {
 	struct raw raw[RB_MAX_FRAMES];
-	int64_t ids[RB_MAX_FRAMES];
+	uint64_t ids[RB_MAX_FRAMES];
 	uint32_t lines[RB_MAX_FRAMES];
 	bool more = false;
 	int n = -EAGAIN;
@@ -152,9 +153,9 @@ int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, struct rt_frame *frames
 	for (int i = n - 1; i >= 0; i--) {
 		if (raw[i].flags & RB_FRAME_FLAG_FINISH)
 			entry = true;
-		if (ids[i] < 0)
+		if (ids[i] == NO_FRAME)
 			continue;
-		frames[out].id = (uint64_t)ids[i];
+		frames[out].id = ids[i];
 		frames[out].aux = lines[i];
 		frames[out].flags = entry ? RT_FRAME_ENTRY : 0;
 		entry = false;
