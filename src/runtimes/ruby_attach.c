@@ -173,9 +173,12 @@ static int find_layout(struct runtime_proc *rp, struct elf_lookup *e, char *skip
 	uint64_t sym;
 	int major = 0, minor = 0;
 
-	if (elf_lookup__symbol(e, "ruby_version", 1, &sym) == 0 &&
-	    elf_lookup__read(e, sym, v, sizeof(v) - 1) == 0 &&
-	    rb_layout__parse_version(v, sizeof(v), &major, &minor) == 0) {
+	int got = -ENOENT;
+	/* the string may end its section: read as much of it as the section holds */
+	if (elf_lookup__symbol(e, "ruby_version", 1, &sym) == 0)
+		for (size_t len = sizeof(v) - 1; got < 0 && len >= 4; len--)
+			got = elf_lookup__read(e, sym, v, len);
+	if (got == 0 && rb_layout__parse_version(v, sizeof(v), &major, &minor) == 0) {
 		v[strcspn(v, " ")] = 0;
 	} else {
 		int32_t api[3];
@@ -189,9 +192,7 @@ static int find_layout(struct runtime_proc *rp, struct elf_lookup *e, char *skip
 		minor = api[1];
 		snprintf(v, sizeof(v), "%d.%d", major, minor);
 	}
-	for (size_t i = 0; v[i]; i++)
-		if (!((v[i] >= '0' && v[i] <= '9') || v[i] == '.'))
-			v[i] = 0;
+	v[strspn(v, "0123456789.")] = 0;
 	snprintf(rp->version, sizeof(rp->version), "%s", v);
 	if (rb_layout__for_version(major, minor, &rp->l) < 0) {
 		snprintf(skip_reason, 128, "unsupported ruby %s", rp->version);
