@@ -2,8 +2,8 @@
  * instructions to lines (against a brute-force rank of tables built here the way iseq.c
  * builds them), and reads of live Ruby 3.1 processes (Debian's /usr/bin/ruby): the
  * known-answer workload's stack with its files and lines, each thread of a
- * multi-threaded program as its own stack, C function frames named, a process that is
- * not Ruby left alone. Skips the live parts when no ruby is installed. */
+ * multi-threaded program as its own stack, fiber switches and GCs, C function frames
+ * named, a process that exits while read, a process that is not Ruby left alone. Skips the live parts when no ruby is installed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -337,6 +337,40 @@ static void test_threads_own_stacks(void **state)
 	(void)state;
 }
 
+/* Fiber switches and GCs (compaction included) while the thread is read: each read is
+ * the fiber's stack or the main fiber's, never a mix, and most reads get one. */
+static void test_fiber_and_gc(void **state)
+{
+	char script[512];
+	if (access(RUBY, X_OK) < 0)
+		skip();
+	workload_path("ruby_fiber.rb", script, sizeof(script));
+	pid_t pid = start_python(RUBY, script, "30");
+	assert_true(pid > 0);
+	char reason[128] = "";
+	struct proc_ref p = { pid, pid };
+	struct runtime_proc *rp = ruby_runtime.attach(&p, reason);
+	assert_non_null(rp);
+	struct strbuf sb = STRBUF_INIT;
+	int fiber = 0, main_f = 0, mixed = 0, reads = 600;
+	for (int i = 0; i < reads; i++) {
+		read_stack(rp, pid, &sb, NULL);
+		bool f = strstr(sb.buf, ";fiber_side (") != NULL, m = strstr(sb.buf, ";main_side (") != NULL;
+		fiber += f && !m && !strncmp(sb.buf, ";block in <main> (", 18);
+		main_f += m && !f && !strncmp(sb.buf, ";<main> (", 9);
+		mixed += f && m;
+		jitter_sleep();
+	}
+	printf("ruby_fiber.rb: %d reads in the fiber, %d in the main fiber, %d mixed, of %d\n",
+	       fiber, main_f, mixed, reads);
+	assert_int_equal(mixed, 0);
+	assert_true(fiber > reads / 10 && main_f > reads / 20);
+	strbuf_release(&sb);
+	ruby_runtime.detach(rp);
+	stop_python(pid);
+	(void)state;
+}
+
 static void test_exit_mid_read(void **state)
 {
 	char script[512];
@@ -387,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_reads),
 		cmocka_unit_test(test_known_answer),
 		cmocka_unit_test(test_threads_own_stacks),
+		cmocka_unit_test(test_fiber_and_gc),
 		cmocka_unit_test(test_exit_mid_read),
 		cmocka_unit_test(test_not_ruby),
 	};
