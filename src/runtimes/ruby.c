@@ -18,6 +18,7 @@
 #define MAX_ISEQS 200000	/* instruction sequences remembered per process */
 #define MAX_LINES 400000	/* (iseq, position) -> line entries remembered */
 #define MAX_CFUNCS 50000	/* C function names remembered */
+#define MAX_UNNAMED 1000	/* C functions whose name could not be read, tried again */
 
 static struct runtime_proc *ruby_attach(const struct proc_ref *p, char *skip_reason)
 {
@@ -173,19 +174,12 @@ static char *id_name(struct runtime_proc *rp, uint64_t id)
 	return rb_read_string(rp, str);
 }
 
-uint64_t rb_cfunc_index(struct runtime_proc *rp, uint64_t me)
+uint64_t rb_cfunc_index(struct runtime_proc *rp, uint64_t id)
 {
-	uint8_t m[40], def[40];
-	uint64_t id = 0;
 	char *name = NULL;
 
-	if (me && rb_read_all(rp->pid, me, m, sizeof(m)) == 0 &&
-	    (rb_rd64(m, 0) & RB_T_MASK) == RB_T_IMEMO && ((rb_rd64(m, 0) >> 12) & 0xf) == RB_IMEMO_MENT &&
-	    rb_read_all(rp->pid, rb_rd64(m, rp->l.me_def), def, sizeof(def)) == 0 &&
-	    (def[0] & 0xf) == RB_METHOD_TYPE_CFUNC)
-		id = rb_rd64(def, rp->l.def_original_id);
-	if (rp->nr_cfuncs >= MAX_CFUNCS)
-		id = 0;		/* full: every new one is the unknown one */
+	if (rp->nr_cfuncs >= MAX_CFUNCS || !rp->symbols)
+		id = 0;		/* full, or no symbol table: every one is the unknown one */
 	void **slot = hashmap__find(rp->cfunc_by_id, &id, sizeof(id));
 	if (slot)
 		return (uint64_t)(uintptr_t)*slot - 1;
@@ -196,8 +190,9 @@ uint64_t rb_cfunc_index(struct runtime_proc *rp, uint64_t me)
 		rp->cfuncs = xrealloc(rp->cfuncs, rp->alloc_cfuncs * sizeof(*rp->cfuncs));
 	}
 	rp->cfuncs[rp->nr_cfuncs++] = name;
-	/* a name that could not be read is not remembered: the next sample tries again */
-	if (name || !id) {
+	/* a name that could not be read (the table was being changed) is tried again at
+	 * the next sample, a bounded number of times */
+	if (name || !id || ++rp->unnamed > MAX_UNNAMED) {
 		bool created;
 		slot = hashmap__insert(rp->cfunc_by_id, &id, sizeof(id), &created);
 		*slot = (void *)(uintptr_t)rp->nr_cfuncs;

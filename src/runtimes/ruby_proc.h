@@ -48,6 +48,7 @@ struct runtime_proc {
 	struct hashmap *cfunc_by_id;	/* method ID -> index + 1 */
 	char **cfuncs;			/* names of C functions, by RB_CFUNC_ID index */
 	size_t nr_cfuncs, alloc_cfuncs;
+	size_t unnamed;			/* reads of a C function's name that failed */
 };
 
 /* Copies len bytes at addr of process pid. Returns the number of bytes copied (short
@@ -90,8 +91,9 @@ int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, struct rt_frame *frames
 int64_t rb_iseq_index(struct runtime_proc *rp, uint64_t iseq, uint64_t body, const uint8_t *b);
 /* Returns the line of position pos of iseq index i, 0 when unknown (ruby.c). */
 uint32_t rb_iseq_line(struct runtime_proc *rp, size_t i, uint32_t pos);
-/* Returns the RB_CFUNC_ID index naming the C function of method entry me (ruby.c). */
-uint64_t rb_cfunc_index(struct runtime_proc *rp, uint64_t me);
+/* Returns the RB_CFUNC_ID index naming the C function whose method ID is id (0: an
+ * unknown one), reading its name on first sight (ruby.c). */
+uint64_t rb_cfunc_index(struct runtime_proc *rp, uint64_t id);
 
 static inline uint64_t rb_rd64(const uint8_t *p, size_t off)
 {

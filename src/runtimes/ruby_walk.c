@@ -79,6 +79,46 @@ static int read_frames(struct runtime_proc *rp, uint64_t ec, struct raw *raw, in
 	return again == cfp ? n : -EAGAIN;
 }
 
+/* The ids of the C function frames of raw[0..n) (the others are left alone): their
+ * method entries (ep[-2]) and method definitions are read in two batches, the name
+ * looked up by the definition's original_id. */
+static void cfuncs(struct runtime_proc *rp, const struct raw *raw, int n, uint64_t *ids)
+{
+	uint64_t addrs[RB_MAX_FRAMES], defs[RB_MAX_FRAMES];
+	uint8_t me[RB_MAX_FRAMES * 40], def[RB_MAX_FRAMES * 40];
+	int idx[RB_MAX_FRAMES];
+	size_t k = 0, got, nd = 0;
+
+	for (int i = 0; i < n; i++)
+		if ((raw[i].flags & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_CFUNC && raw[i].me) {
+			idx[k] = i;
+			addrs[k++] = raw[i].me;
+		} else if ((raw[i].flags & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_CFUNC) {
+			ids[i] = RB_CFUNC_ID | rb_cfunc_index(rp, 0);
+		}
+	got = rb_read_many(rp->pid, addrs, k, 40, me);
+	for (size_t j = 0; j < got; j++) {
+		uint64_t flags = rb_rd64(me, j * 40);
+		bool ment = (flags & RB_T_MASK) == RB_T_IMEMO && ((flags >> 12) & 0xf) == RB_IMEMO_MENT;
+		defs[j] = ment ? rb_rd64(me, j * 40 + rp->l.me_def) : 0;
+	}
+	/* the definitions, in runs of the readable ones */
+	for (size_t j = 0; j < got; j += nd + 1) {
+		nd = 0;
+		while (j + nd < got && defs[j + nd])
+			nd++;
+		size_t ok = rb_read_many(rp->pid, defs + j, nd, 40, def + j * 40);
+		for (size_t m = ok; m < nd; m++)
+			defs[j + m] = 0;
+	}
+	for (size_t j = 0; j < k; j++) {
+		const uint8_t *d = def + j * 40;
+		uint64_t id = j < got && defs[j] && (d[0] & 0xf) == RB_METHOD_TYPE_CFUNC
+			      ? rb_rd64(d, rp->l.def_original_id) : 0;
+		ids[idx[j]] = RB_CFUNC_ID | rb_cfunc_index(rp, id);
+	}
+}
+
 /* Names the frames of raw[0..n): frame ids and lines into ids and lines (newest
  * first), NO_FRAME for frames left out. */
 static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, uint64_t *ids,
@@ -91,13 +131,14 @@ static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, uint6
 	int idx[RB_MAX_FRAMES];
 	size_t k = 0;
 
+	cfuncs(rp, raw, n, ids);
 	for (int i = 0; i < n; i++) {
 		uint64_t magic = raw[i].flags & RB_FRAME_MAGIC_MASK;
-		ids[i] = NO_FRAME;
 		lines[i] = 0;
-		if (magic == RB_FRAME_MAGIC_CFUNC) {
-			ids[i] = RB_CFUNC_ID | rb_cfunc_index(rp, raw[i].me);
-		} else if ((raw[i].flags & 1) && magic != RB_FRAME_MAGIC_DUMMY &&
+		if (magic == RB_FRAME_MAGIC_CFUNC)
+			continue;
+		ids[i] = NO_FRAME;
+		if ((raw[i].flags & 1) && magic != RB_FRAME_MAGIC_DUMMY &&
 			   magic != RB_FRAME_MAGIC_IFUNC && raw[i].cfp_iseq && raw[i].pc) {
 			idx[k] = i;
 			addrs[k++] = raw[i].cfp_iseq;
