@@ -202,14 +202,16 @@ uint64_t rb_cfunc_index(struct runtime_proc *rp, uint64_t id)
 
 static int ruby_sample(struct runtime_proc *rp, pid_t tid, struct rt_frame *frames, int max)
 {
+	uint8_t head[RB_EC_READ];
 	uint64_t ec;
+	bool have;
 
 	if (!rp || max <= 0)
 		return 0;
-	int err = rb_thread__ec(rp, tid, &ec);
+	int err = rb_thread__ec(rp, tid, &ec, head, &have);
 	if (err < 0)
 		return err == -ESRCH ? 0 : err;
-	return rb_walk__stack(rp, ec, frames, max);
+	return rb_walk__stack(rp, ec, have ? head : NULL, frames, max);
 }
 
 static void ruby_name(struct runtime_proc *rp, const struct rt_frame *f, struct strbuf *out)

@@ -35,28 +35,44 @@ int rb_read_all(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-size_t rb_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t len, uint8_t *out)
+size_t rb_read_spans(pid_t pid, const struct rb_span *spans, size_t n)
 {
 	struct iovec local[MAX_IOV], remote[MAX_IOV];
 	size_t done = 0;
 
-	memset(out, 0, n * len);
+	for (size_t i = 0; i < n; i++)
+		memset(spans[i].out, 0, spans[i].len);
 	while (done < n) {
-		size_t k = 0;
-		while (k < MAX_IOV && done + k < n && addrs[done + k]) {
-			local[k] = (struct iovec){ out + (done + k) * len, len };
-			remote[k] = (struct iovec){ (void *)(uintptr_t)addrs[done + k], len };
+		size_t k = 0, want = 0;
+		while (k < MAX_IOV && done + k < n && spans[done + k].addr) {
+			const struct rb_span *sp = &spans[done + k];
+			local[k] = (struct iovec){ sp->out, sp->len };
+			remote[k] = (struct iovec){ (void *)(uintptr_t)sp->addr, sp->len };
 			k++;
 		}
 		ssize_t got = k ? process_vm_readv(pid, local, k, remote, k, 0) : 0;
-		size_t whole = got > 0 ? (size_t)got / len : 0;
+		size_t whole = 0;
+		for (; whole < k && got >= (ssize_t)(want + spans[done + whole].len); whole++)
+			want += spans[done + whole].len;
 		/* a partly read entry is not trusted */
-		memset(out + (done + whole) * len, 0, (k - whole) * len);
+		for (size_t i = whole; i < k; i++)
+			memset(spans[done + i].out, 0, spans[done + i].len);
 		done += whole;
 		if (whole < k || k < MAX_IOV)
 			break;
 	}
 	return done;
+}
+
+size_t rb_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t len, uint8_t *out)
+{
+	struct rb_span *spans = xmalloc((n ? n : 1) * sizeof(*spans));
+
+	for (size_t i = 0; i < n; i++)
+		spans[i] = (struct rb_span){ addrs[i], len, out + i * len };
+	size_t got = rb_read_spans(pid, spans, n);
+	free(spans);
+	return got;
 }
 
 /* One file mapped by the process: where its first mapping starts. */

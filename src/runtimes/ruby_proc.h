@@ -27,8 +27,11 @@ struct rb_iseq_info {
 	char *path;		/* the file */
 };
 
+#define RB_EC_READ 24		/* bytes of an execution context read: vm_stack .. cfp */
+
 struct rb_thread {
 	uint64_t th;		/* rb_thread_t */
+	uint64_t ec;		/* its execution context at the last read */
 	uint64_t ident;		/* pthread_t, tid or rb_native_thread *: checked at each read */
 };
 
@@ -56,9 +59,18 @@ struct runtime_proc {
 ssize_t rb_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 /* The same, succeeding only when all len bytes were copied: 0 or a negative errno. */
 int rb_read_all(pid_t pid, uint64_t addr, void *buf, size_t len);
-/* Reads len bytes at each of addrs[0..n) into out + i * len, in one system call. Returns
- * how many of them, from the first, were read whole (the rest are zeroed). */
+/* Reads len bytes at each of addrs[0..n) into out + i * len, in one system call (per
+ * 256). Returns how many of them, from the first, were read whole (the rest are zeroed;
+ * a 0 address stops the reads). */
 size_t rb_read_many(pid_t pid, const uint64_t *addrs, size_t n, size_t len, uint8_t *out);
+/* A range to read: len bytes at addr into out. */
+struct rb_span {
+	uint64_t addr;
+	size_t len;
+	void *out;
+};
+/* The same for spans[0..n) of any lengths, in order. */
+size_t rb_read_spans(pid_t pid, const struct rb_span *spans, size_t n);
 
 /* Finds the interpreter in process p and fills rp's layout and addresses. Returns 0;
  * -ENOENT when p runs no CRuby; another negative errno with a reason written into
@@ -68,8 +80,11 @@ int rb_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 /* Returns the execution context of host thread tid, rescanning the interpreter's
  * threads (at most every few milliseconds) when tid is unknown or its cached thread no
  * longer belongs to it. Returns 0 with *ec set, -ESRCH when tid runs no Ruby thread, or
- * a negative errno. */
-int rb_thread__ec(struct runtime_proc *rp, pid_t tid, uint64_t *ec);
+ * a negative errno. When the context is the one of the thread's last read, its first
+ * RB_EC_READ bytes were read with the thread, in the same system call, into head and
+ * *have_head is set. */
+int rb_thread__ec(struct runtime_proc *rp, pid_t tid, uint64_t *ec, uint8_t *head,
+		  bool *have_head);
 /* Frees the thread cache. */
 void rb_thread__clear(struct runtime_proc *rp);
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -82,8 +97,10 @@ char *rb_read_string(struct runtime_proc *rp, uint64_t addr);
 int rb_read_array_entry(struct runtime_proc *rp, uint64_t addr, uint64_t i, uint64_t *out);
 
 /* Reads the control frames of execution context ec into frames[0..max), root first, as
- * runtime.h's sample() does. Returns the number written or a negative errno. */
-int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, struct rt_frame *frames, int max);
+ * runtime.h's sample() does; head, when not NULL, holds its first RB_EC_READ bytes, just
+ * read. Returns the number written or a negative errno. */
+int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, const uint8_t *head,
+		   struct rt_frame *frames, int max);
 
 /* Returns the cache index of the instruction sequence at iseq whose body (body_read
  * bytes at body) is b, loading it on first sight or when the address now holds another

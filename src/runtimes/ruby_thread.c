@@ -154,29 +154,36 @@ void rb_thread__clear(struct runtime_proc *rp)
 	hashmap__clear(rp->threads);
 }
 
-/* Reads the cached thread of tid: its ec, when it still belongs to tid. */
-static int cached(struct runtime_proc *rp, pid_t tid, uint64_t *ec)
+/* Reads the cached thread of tid, and its last execution context's head in the same
+ * system call: its ec, when it still belongs to tid. */
+static int cached(struct runtime_proc *rp, pid_t tid, uint64_t *ec, uint8_t *head, bool *have)
 {
 	void **slot = hashmap__find(rp->threads, &tid, sizeof(tid));
 	uint8_t th[TH_READ];
 
+	*have = false;
 	if (!slot)
 		return -ESRCH;
-	const struct rb_thread *t = *slot;
+	struct rb_thread *t = *slot;
 	const struct rb_layout *l = &rp->l;
-	if (rb_read_all(rp->pid, t->th, th, sizeof(th)) < 0)
+	struct rb_span spans[2] = { { t->th, sizeof(th), th }, { t->ec, RB_EC_READ, head } };
+	size_t got = rb_read_spans(rp->pid, spans, t->ec ? 2 : 1);
+	if (got < 1)
 		return -ESTALE;
-	uint64_t ident = rp->l.tid_kind == RB_TID_THREAD ? (uint64_t)(uint32_t)rb_rd64(th, l->th_tid)
-							 : rb_rd64(th, l->th_tid);
+	uint64_t ident = l->tid_kind == RB_TID_THREAD ? (uint64_t)(uint32_t)rb_rd64(th, l->th_tid)
+						      : rb_rd64(th, l->th_tid);
 	if (ident != t->ident)
 		return -ESTALE;
 	*ec = rb_rd64(th, l->th_ec);
+	*have = got == 2 && *ec == t->ec;
+	t->ec = *ec;
 	return *ec ? 0 : -ESRCH;
 }
 
-int rb_thread__ec(struct runtime_proc *rp, pid_t tid, uint64_t *ec)
+int rb_thread__ec(struct runtime_proc *rp, pid_t tid, uint64_t *ec, uint8_t *head,
+		  bool *have_head)
 {
-	if (cached(rp, tid, ec) == 0)
+	if (cached(rp, tid, ec, head, have_head) == 0)
 		return 0;
 	uint64_t now = rb_now_ns();
 	if (rp->last_scan_ns && now - rp->last_scan_ns < RESCAN_NS)
@@ -185,5 +192,5 @@ int rb_thread__ec(struct runtime_proc *rp, pid_t tid, uint64_t *ec)
 	int err = rescan(rp);
 	if (err < 0)
 		return err;
-	return cached(rp, tid, ec) == 0 ? 0 : -ESRCH;
+	return cached(rp, tid, ec, head, have_head) == 0 ? 0 : -ESRCH;
 }

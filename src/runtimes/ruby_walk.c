@@ -29,16 +29,21 @@ struct raw {
 	uint64_t flags, me;		/* ep[0], ep[-2] */
 };
 
-/* Reads the frames of ec once, newest first, into raw[0..max). Returns their number (*more
- * set when older ones were left out), or -EAGAIN when ec->cfp moved while read. */
-static int read_frames(struct runtime_proc *rp, uint64_t ec, struct raw *raw, int max, bool *more)
+/* Reads the frames of ec once, newest first, into raw[0..max), from the head of ec (its
+ * first RB_EC_READ bytes, read now when head is NULL). Returns their number (*more set
+ * when older ones were left out), or -EAGAIN when ec->cfp moved while read. */
+static int read_frames(struct runtime_proc *rp, uint64_t ec, const uint8_t *head,
+		       struct raw *raw, int max, bool *more)
 {
 	const struct rb_layout *l = &rp->l;
-	uint8_t e[24];
-	uint64_t addrs[RB_MAX_FRAMES];
+	uint8_t e[RB_EC_READ];
+	struct rb_span spans[RB_MAX_FRAMES + 1];
 	uint8_t eps[RB_MAX_FRAMES * 24];
+	uint64_t again = 0;
 
-	if (rb_read_all(rp->pid, ec, e, sizeof(e)) < 0)
+	if (head)
+		memcpy(e, head, sizeof(e));
+	else if (rb_read_all(rp->pid, ec, e, sizeof(e)) < 0)
 		return -EFAULT;
 	uint64_t stack = rb_rd64(e, l->ec_vm_stack), words = rb_rd64(e, l->ec_vm_stack_size);
 	uint64_t cfp = rb_rd64(e, l->ec_cfp);
@@ -59,23 +64,24 @@ static int read_frames(struct runtime_proc *rp, uint64_t ec, struct raw *raw, in
 		raw[i].pc = rb_rd64(c, l->cfp_pc);
 		raw[i].cfp_iseq = rb_rd64(c, l->cfp_iseq);
 		raw[i].ep = rb_rd64(c, l->cfp_ep);
-		addrs[i] = raw[i].ep >= 16 ? raw[i].ep - 16 : 0;
+		spans[i] = (struct rb_span){ raw[i].ep >= 16 ? raw[i].ep - 16 : 0, 24, eps + i * 24 };
 	}
 	free(cf);
 	if (err < 0)
 		return err;
-	size_t got = rb_read_many(rp->pid, addrs, (size_t)n, 24, eps);
+	/* ec->cfp again, after the frames, in the same system call */
+	spans[n] = (struct rb_span){ ec + l->ec_cfp, 8, &again };
+	size_t got = rb_read_spans(rp->pid, spans, (size_t)n + 1);
 	for (size_t i = 0; i < (size_t)n; i++) {
 		raw[i].me = i < got ? rb_rd64(eps, i * 24) : 0;
 		raw[i].flags = i < got ? rb_rd64(eps, i * 24 + 16) : 0;
 	}
-	if ((int)got < n) {	/* an unreadable frame: keep the newer ones */
-		n = (int)got;
+	if (got <= (size_t)n) {	/* an unreadable frame: keep the newer ones */
+		n = (int)(got < (size_t)n ? got : (size_t)n);
 		*more = true;
+		if (rb_read_all(rp->pid, ec + l->ec_cfp, &again, 8) < 0)
+			return -EFAULT;
 	}
-	uint64_t again = 0;
-	if (rb_read_all(rp->pid, ec + l->ec_cfp, &again, 8) < 0)
-		return -EFAULT;
 	return again == cfp ? n : -EAGAIN;
 }
 
@@ -144,36 +150,63 @@ static void resolve(struct runtime_proc *rp, const struct raw *raw, int n, uint6
 			addrs[k++] = raw[i].cfp_iseq;
 		}
 	}
-	size_t got = rb_read_many(rp->pid, addrs, k, 24, iseqs);
+	/* the iseqs, and in the same system call the bodies they had when last seen */
+	struct rb_span *spans = xmalloc((2 * k + 1) * sizeof(*spans));
+	uint64_t guess[RB_MAX_FRAMES];
+	size_t ns = k;
+	for (size_t j = 0; j < k; j++) {
+		void **slot = hashmap__find(rp->iseq_by_addr, &addrs[j], sizeof(addrs[j]));
+		guess[j] = slot ? rp->iseqs[(uintptr_t)*slot - 1]->body : 0;
+		spans[j] = (struct rb_span){ addrs[j], 24, iseqs + j * 24 };
+	}
+	for (size_t j = 0; j < k; j++)
+		if (guess[j])
+			spans[ns++] = (struct rb_span){ guess[j], l->body_read, bodies + j * l->body_read };
+	size_t done = rb_read_spans(rp->pid, spans, ns);
+	size_t got = done < k ? done : k;
+	bool have[RB_MAX_FRAMES] = { false };
+	for (size_t j = 0, m = k; j < k; j++)
+		if (guess[j])
+			have[j] = m++ < done;
+	free(spans);
 	for (size_t j = 0; j < got; j++) {
 		uint64_t flags = rb_rd64(iseqs, j * 24);
 		bool is_iseq = (flags & RB_T_MASK) == RB_T_IMEMO && ((flags >> 12) & 0xf) == 7;
 		addrs[j] = is_iseq ? rb_rd64(iseqs, j * 24 + l->iseq_body) : 0;
+		have[j] &= addrs[j] == guess[j];
 	}
-	/* one batch of bodies, in runs of the readable ones */
-	for (size_t j = 0; j < got; j++) {
-		size_t run = 0;
-		while (j + run < got && addrs[j + run])
-			run++;
-		size_t ok = rb_read_many(rp->pid, addrs + j, run, l->body_read,
-					 bodies + j * l->body_read);
-		for (size_t m = 0; m < ok; m++) {
-			const uint8_t *b = bodies + (j + m) * l->body_read;
-			int i = idx[j + m];
-			int64_t id = rb_iseq_index(rp, raw[i].cfp_iseq, addrs[j + m], b);
-			uint64_t enc = rb_rd64(b, l->body_encoded);
-			if (id < 0 || raw[i].pc < enc || (raw[i].pc - enc) / 8 > MAX_ISEQ_WORDS)
-				continue;
-			uint32_t pos = (uint32_t)((raw[i].pc - enc) / 8);
-			ids[i] = (uint64_t)id;
-			lines[i] = rb_iseq_line(rp, (size_t)id, pos ? pos - 1 : 0);
+	/* the bodies not read yet; an unreadable one is skipped, the reads go on after it */
+	struct rb_span more[RB_MAX_FRAMES];
+	size_t which[RB_MAX_FRAMES], nm = 0;
+	for (size_t j = 0; j < got; j++)
+		if (addrs[j] && !have[j]) {
+			which[nm] = j;
+			more[nm++] = (struct rb_span){ addrs[j], l->body_read, bodies + j * l->body_read };
 		}
-		j += run;
+	for (size_t from = 0; from < nm;) {
+		size_t ok = rb_read_spans(rp->pid, more + from, nm - from);
+		for (size_t m = 0; m < ok; m++)
+			have[which[from + m]] = true;
+		from += ok + 1;
+	}
+	for (size_t j = 0; j < got; j++) {
+		if (!have[j] || !addrs[j])
+			continue;
+		const uint8_t *b = bodies + j * l->body_read;
+		int i = idx[j];
+		int64_t id = rb_iseq_index(rp, raw[i].cfp_iseq, addrs[j], b);
+		uint64_t enc = rb_rd64(b, l->body_encoded);
+		if (id < 0 || raw[i].pc < enc || (raw[i].pc - enc) / 8 > MAX_ISEQ_WORDS)
+			continue;
+		uint32_t pos = (uint32_t)((raw[i].pc - enc) / 8);
+		ids[i] = (uint64_t)id;
+		lines[i] = rb_iseq_line(rp, (size_t)id, pos ? pos - 1 : 0);
 	}
 	free(bodies);
 }
 
-int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, struct rt_frame *frames, int max)
+int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, const uint8_t *head,
+		   struct rt_frame *frames, int max)
 {
 	struct raw raw[RB_MAX_FRAMES];
 	uint64_t ids[RB_MAX_FRAMES];
@@ -184,7 +217,7 @@ int rb_walk__stack(struct runtime_proc *rp, uint64_t ec, struct rt_frame *frames
 	if (max > RB_MAX_FRAMES)
 		max = RB_MAX_FRAMES;
 	for (int attempt = 0; attempt < MAX_ATTEMPTS && n == -EAGAIN; attempt++)
-		n = read_frames(rp, ec, raw, max, &more);
+		n = read_frames(rp, ec, attempt ? NULL : head, raw, max, &more);
 	if (n <= 0)
 		return n;
 	resolve(rp, raw, n, ids, lines);

@@ -178,7 +178,7 @@ static void test_random_memory(void **state)
 		ec[0] = (uint64_t)(uintptr_t)(mem + 64);
 		ec[1] = (words - 128) / (round % 3 + 1);
 		ec[2] = ec[0] + 8 * (ec[1] - 8 * (uint64_t)(rand() % 64 + 1)) - 64;
-		int n = rb_walk__stack(rp, (uint64_t)(uintptr_t)ec, fr, RB_MAX_FRAMES);
+		int n = rb_walk__stack(rp, (uint64_t)(uintptr_t)ec, NULL, fr, RB_MAX_FRAMES);
 		assert_true(n <= RB_MAX_FRAMES);
 		struct strbuf sb = STRBUF_INIT;
 		for (int i = 0; i < n; i++)
@@ -221,7 +221,7 @@ static void test_truncated_reads(void **state)
 	uint64_t *ec = (uint64_t *)(m + pg - 16);
 	ec[0] = (uint64_t)(uintptr_t)m;
 	ec[1] = 16;
-	assert_true(rb_walk__stack(rp, (uint64_t)(uintptr_t)ec, fr, 8) < 0);
+	assert_true(rb_walk__stack(rp, (uint64_t)(uintptr_t)ec, NULL, fr, 8) < 0);
 	ruby_runtime.detach(rp);
 	munmap(m, 2 * pg);
 	(void)state;
