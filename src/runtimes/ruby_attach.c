@@ -153,7 +153,7 @@ static int find_global_symbols(struct elf_lookup *e, uint64_t *vaddr, uint64_t *
 	uint8_t code[ID2STR_SCAN];
 	uint64_t fn, target = 0;
 
-	if (elf_lookup__symbol(e, "rb_id2str", 1, &fn) < 0 || elf_lookup__read(e, fn, code, 32) < 0)
+	if (elf_lookup__symbol(e, "rb_id2str", 0, &fn) < 0 || elf_lookup__read(e, fn, code, 32) < 0)
 		return -ENOENT;
 	for (size_t i = 0; i + 7 <= 32; i++) {
 		if (code[i] == 0x48 && code[i + 1] == 0x81 && code[i + 2] == 0xff) {
@@ -191,14 +191,14 @@ static int find_layout(struct runtime_proc *rp, struct elf_lookup *e, char *skip
 
 	int got = -ENOENT;
 	/* the string may end its section: read as much of it as the section holds */
-	if (elf_lookup__symbol(e, "ruby_version", 1, &sym) == 0)
+	if (elf_lookup__symbol(e, "ruby_version", 0, &sym) == 0)
 		for (size_t len = sizeof(v) - 1; got < 0 && len >= 4; len--)
 			got = elf_lookup__read(e, sym, v, len);
 	if (got == 0 && rb_layout__parse_version(v, sizeof(v), &major, &minor) == 0) {
 		v[strcspn(v, " ")] = 0;
 	} else {
 		int32_t api[3];
-		if (elf_lookup__symbol(e, "ruby_api_version", 1, &sym) < 0 ||
+		if (elf_lookup__symbol(e, "ruby_api_version", 0, &sym) < 0 ||
 		    elf_lookup__read(e, sym, api, sizeof(api)) < 0 || api[0] < 1 || api[0] > 9 ||
 		    api[1] < 0 || api[1] > 99) {
 			snprintf(skip_reason, 128, "unknown ruby version");
@@ -217,7 +217,9 @@ static int find_layout(struct runtime_proc *rp, struct elf_lookup *e, char *skip
 	return 0;
 }
 
-/* Looks at one file: -ENOENT when it holds no CRuby. */
+/* Looks at one file: -ENOENT when it holds no CRuby. Symbols are looked up in .symtab
+ * too: a ruby built without --enable-shared (rbenv's default) exports none of them, and
+ * only files named ruby* or libruby* get here. */
 static int try_file(struct runtime_proc *rp, const struct proc_ref *p, const struct rb_file *f,
 		    char *skip_reason)
 {
@@ -227,8 +229,8 @@ static int try_file(struct runtime_proc *rp, const struct proc_ref *p, const str
 
 	if (!e)
 		return -ENOENT;
-	if (elf_lookup__symbol(e, "ruby_version", 1, &var) < 0 &&
-	    elf_lookup__symbol(e, "ruby_api_version", 1, &var) < 0)
+	if (elf_lookup__symbol(e, "ruby_version", 0, &var) < 0 &&
+	    elf_lookup__symbol(e, "ruby_api_version", 0, &var) < 0)
 		goto out;
 	err = find_layout(rp, e, skip_reason);
 	if (err < 0)
