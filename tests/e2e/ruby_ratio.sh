@@ -12,7 +12,10 @@ echo "== $(/usr/bin/ruby -v)"
 reap $pid
 sleep 0.5
 record -d 5 -f 997 --no-flamegraph --pids "$pid" >/dev/null
-python3 "$W/rbcheck.py" ratio "$COL" "$W/ruby_ratio.rb" --merged || fail "wrong Ruby stacks"
+python3 "$W/rbcheck.py" ratio "$COL" "$W/ruby_ratio.rb" --merged || {
+	grep -v '^#' "$COL" | sort -t' ' -k2 -nr | head -3 | cut -c1-300
+	fail "wrong Ruby stacks"
+}
 rm -rf "$T/out"
 record -d 3 -f 997 --no-flamegraph --perf-mode fp --pids "$pid" >/dev/null
 echo "== --perf-mode fp"
