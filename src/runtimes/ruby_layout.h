@@ -24,7 +24,7 @@ enum rb_str_kind {
 struct rb_layout {
 	int major, minor;
 	/* rb_execution_context_t */
-	uint16_t ec_vm_stack, ec_vm_stack_size, ec_cfp;
+	uint16_t ec_vm_stack, ec_vm_stack_size, ec_cfp, ec_thread_ptr;
 	/* rb_control_frame_t */
 	uint16_t cfp_pc, cfp_iseq, cfp_ep, cfp_size;
 	/* rb_iseq_t, rb_iseq_constant_body */

@@ -6,7 +6,9 @@
  * rb_thread_t.tid (3.1), rb_thread_t.nt->tid (3.2+), or the pthread_t of 2.7/3.0, in
  * whose glibc descriptor the tid sits at 0x2d0 (x86_64). tids are the process's own
  * (its PID namespace) and are matched to host tids through /proc/<pid>/task/<tid>/status.
- * The list is walked again at most every RESCAN_NS, when a sampled thread is unknown. */
+ * The list is walked again at most every RESCAN_NS, when a sampled thread is unknown or
+ * ran no Ruby at the last walk; meanwhile an unknown thread that holds the main
+ * ractor's lock is found through its running_ec (checked to be that thread's). */
 #include "runtimes/ruby_proc.h"
 
 #include <dirent.h>
@@ -138,6 +140,13 @@ static int rescan(struct runtime_proc *rp)
 		}
 		node = rb_rd64(th, l->th_node);
 	}
+	/* the process's other threads are remembered as running no Ruby */
+	for (size_t i = 0; err == 0 && i < nt; i++) {
+		bool created;
+		void **slot = hashmap__insert(rp->threads, &tids[i].host, sizeof(tids[i].host), &created);
+		if (created)
+			*slot = xcalloc(1, sizeof(struct rb_thread));
+	}
 	free(tids);
 	return err;
 }
@@ -165,6 +174,8 @@ static int cached(struct runtime_proc *rp, pid_t tid, uint64_t *ec, uint8_t *hea
 	if (!slot)
 		return -ESRCH;
 	struct rb_thread *t = *slot;
+	if (!t->th)
+		return -ENOENT;	/* known, and running no Ruby at the last walk */
 	const struct rb_layout *l = &rp->l;
 	struct rb_span spans[2] = { { t->th, sizeof(th), th }, { t->ec, RB_EC_READ, head } };
 	size_t got = rb_read_spans(rp->pid, spans, t->ec ? 2 : 1);
@@ -180,17 +191,42 @@ static int cached(struct runtime_proc *rp, pid_t tid, uint64_t *ec, uint8_t *hea
 	return *ec ? 0 : -ESRCH;
 }
 
+/* The context that holds the main ractor's lock (ruby_single_main_ractor->running_ec),
+ * when its thread is tid: for a thread the list did not give (it was not there at the
+ * last walk, and the next is not due yet). Any other thread's stack is refused. */
+static int running(struct runtime_proc *rp, pid_t tid, uint64_t *ec)
+{
+	const struct rb_layout *l = &rp->l;
+	uint64_t ractor = 0, th = 0, ident;
+	uint8_t buf[TH_READ];
+
+	if (l->ractor_running_ec == RB_NO_FIELD ||
+	    rb_read_all(rp->pid, rp->ractor_var, &ractor, 8) < 0 || !ractor ||
+	    rb_read_all(rp->pid, ractor + l->ractor_running_ec, ec, 8) < 0 || !*ec ||
+	    rb_read_all(rp->pid, *ec + l->ec_thread_ptr, &th, 8) < 0 ||
+	    rb_read_all(rp->pid, th, buf, sizeof(buf)) < 0 || rb_rd64(buf, l->th_ec) != *ec)
+		return -ESRCH;
+	int64_t ns = thread_tid(rp, buf, &ident);
+	pid_t want = rp->pid != rp->nspid ? ns_tid(rp->pid, tid) : tid;
+	return ns > 0 && ns == want ? 0 : -ESRCH;
+}
+
 int rb_thread__ec(struct runtime_proc *rp, pid_t tid, uint64_t *ec, uint8_t *head,
 		  bool *have_head)
 {
-	if (cached(rp, tid, ec, head, have_head) == 0)
+	int known = cached(rp, tid, ec, head, have_head);
+	if (known == 0)
 		return 0;
 	uint64_t now = rb_now_ns();
+	/* a thread that ran no Ruby at the last walk (a native one, or one not started
+	 * yet) waits for the next walk: it is not worth the running_ec reads */
 	if (rp->last_scan_ns && now - rp->last_scan_ns < RESCAN_NS)
-		return -ESRCH;
+		return known == -ENOENT ? -ESRCH : running(rp, tid, ec);
 	rp->last_scan_ns = now;
 	int err = rescan(rp);
 	if (err < 0)
-		return err;
-	return cached(rp, tid, ec, head, have_head) == 0 ? 0 : -ESRCH;
+		return running(rp, tid, ec) == 0 ? 0 : err;
+	if (cached(rp, tid, ec, head, have_head) == 0)
+		return 0;
+	return running(rp, tid, ec);
 }

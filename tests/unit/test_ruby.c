@@ -371,6 +371,90 @@ static void test_fiber_and_gc(void **state)
 	(void)state;
 }
 
+/* Forgets the thread list and makes the next walk of it not due: reads go through the
+ * main ractor's running_ec. */
+static void force_running_ec(struct runtime_proc *rp)
+{
+	rb_thread__clear(rp);
+	rp->last_scan_ns = rb_now_ns();
+}
+
+/* A thread missing from the list is read through running_ec only when it holds the lock:
+ * the single-threaded workload's main thread always gets its stack that way, and in the
+ * threaded one no thread ever gets another's. */
+static void test_running_ec_fallback(void **state)
+{
+	char script[512], path[64];
+	if (access(RUBY, X_OK) < 0)
+		skip();
+	workload_path("ruby_ratio.rb", script, sizeof(script));
+	pid_t pid = start_python(RUBY, script, "30");
+	assert_true(pid > 0);
+	char reason[128] = "";
+	struct proc_ref p = { pid, pid };
+	struct runtime_proc *rp = ruby_runtime.attach(&p, reason);
+	assert_non_null(rp);
+	struct strbuf sb = STRBUF_INIT;
+	int got = 0;
+	for (int i = 0; i < 100; i++) {
+		force_running_ec(rp);
+		read_stack(rp, pid, &sb, NULL);
+		got += strstr(sb.buf, ";dispatch (") != NULL;
+		jitter_sleep();
+	}
+	printf("ruby_ratio.rb through running_ec: %d/100 reads\n", got);
+	assert_true(got >= 80);
+	ruby_runtime.detach(rp);
+	stop_python(pid);
+
+	workload_path("ruby_threads.rb", script, sizeof(script));
+	pid = start_python(RUBY, script, "30");
+	assert_true(pid > 0);
+	p = (struct proc_ref){ pid, pid };
+	rp = ruby_runtime.attach(&p, reason);
+	assert_non_null(rp);
+	/* which spin function each thread runs, from the thread list */
+	pid_t tids[16];
+	int kind[16], nt = 0, wrong = 0, hits = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d)) && nt < 16) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		if (tid <= 0)
+			continue;
+		/* a thread may not have started its method yet: look a few times */
+		int k = 0;
+		for (int i = 0; i < 100 && !k && tid != pid; i++) {
+			read_stack(rp, tid, &sb, NULL);
+			k = strstr(sb.buf, ";spin_a (") ? 1 : strstr(sb.buf, ";spin_b (") ? 2 : 0;
+			jitter_sleep();
+		}
+		tids[nt] = tid;
+		kind[nt++] = k;
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < 300; i++) {
+		int t = i % nt;
+		if (!kind[t] && tids[t] != pid)
+			continue;	/* never seen in its method: nothing to compare with */
+		force_running_ec(rp);
+		read_stack(rp, tids[t], &sb, NULL);
+		int k = strstr(sb.buf, ";spin_a (") ? 1 : strstr(sb.buf, ";spin_b (") ? 2 : 0;
+		hits += sb.len > 0;
+		wrong += sb.len > 0 && k != kind[t];
+		jitter_sleep();
+	}
+	printf("ruby_threads.rb through running_ec: %d reads, %d of another thread\n", hits, wrong);
+	assert_int_equal(wrong, 0);
+	assert_true(hits > 0);
+	strbuf_release(&sb);
+	ruby_runtime.detach(rp);
+	stop_python(pid);
+	(void)state;
+}
+
 static void test_exit_mid_read(void **state)
 {
 	char script[512];
@@ -422,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_known_answer),
 		cmocka_unit_test(test_threads_own_stacks),
 		cmocka_unit_test(test_fiber_and_gc),
+		cmocka_unit_test(test_running_ec_fallback),
 		cmocka_unit_test(test_exit_mid_read),
 		cmocka_unit_test(test_not_ruby),
 	};
