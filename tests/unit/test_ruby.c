@@ -254,6 +254,9 @@ static void test_known_answer(void **state)
 	struct runtime_proc *rp = ruby_runtime.attach(&p, reason);
 	assert_non_null(rp);
 	assert_string_equal(reason, "");
+	/* Debian's libruby does not export ruby_global_symbols: found in rb_id2str's code */
+	assert_true(rp->symbols != 0);
+	assert_int_equal(rp->l.major, 3);
 	for (int leaf = 0; leaf < 2; leaf++) {
 		const char *f = leaf ? "beta" : "alpha";
 		char tag[32];
