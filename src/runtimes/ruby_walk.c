@@ -10,7 +10,8 @@
  * RT_FRAME_ENTRY, as is the oldest frame.
  *
  * Everything is read in batches (one system call for the frames, one for their ep
- * words, one for the iseqs, one for their bodies) and checked: the stack must end where
+ * words, read as one range of the VM stack, one for the iseqs with their bodies) and
+ * checked: the stack must end where
  * the VM stack does, every pointer is bounded, and ec->cfp is read again at the end; a
  * stack that moved meanwhile is read again, at most MAX_ATTEMPTS times. */
 #include "runtimes/ruby_proc.h"
@@ -23,6 +24,7 @@
 #define MAX_VM_STACK (64ull << 20)	/* bytes: far above any thread's VM stack */
 #define MAX_ISEQ_WORDS (1u << 26)	/* instructions of one iseq, VALUEs */
 #define NO_FRAME UINT64_MAX		/* a frame left out */
+#define EP_WINDOW (64 * 1024)		/* bytes of VM stack read at once for the ep words */
 
 struct raw {
 	uint64_t cfp_iseq, pc, ep;
@@ -37,7 +39,7 @@ static int read_frames(struct runtime_proc *rp, uint64_t ec, const uint8_t *head
 {
 	const struct rb_layout *l = &rp->l;
 	uint8_t e[RB_EC_READ];
-	struct rb_span spans[RB_MAX_FRAMES + 1];
+	struct rb_span spans[RB_MAX_FRAMES + 2];
 	uint8_t eps[RB_MAX_FRAMES * 24];
 	uint64_t again = 0;
 
@@ -59,25 +61,50 @@ static int read_frames(struct runtime_proc *rp, uint64_t ec, const uint8_t *head
 		return 0;
 	uint8_t *cf = xmalloc((size_t)n * l->cfp_size);
 	int err = rb_read_all(rp->pid, cfp, cf, (size_t)n * l->cfp_size);
+	uint64_t lo = UINT64_MAX, hi = 0;
 	for (int i = 0; err == 0 && i < n; i++) {
 		const uint8_t *c = cf + (size_t)i * l->cfp_size;
 		raw[i].pc = rb_rd64(c, l->cfp_pc);
 		raw[i].cfp_iseq = rb_rd64(c, l->cfp_iseq);
 		raw[i].ep = rb_rd64(c, l->cfp_ep);
-		spans[i] = (struct rb_span){ raw[i].ep >= 16 ? raw[i].ep - 16 : 0, 24, eps + i * 24 };
+		if (raw[i].ep >= stack + 16 && raw[i].ep < cfp) {	/* on the VM stack */
+			lo = raw[i].ep - 16 < lo ? raw[i].ep - 16 : lo;
+			hi = raw[i].ep + 8 > hi ? raw[i].ep + 8 : hi;
+		}
 	}
 	free(cf);
 	if (err < 0)
 		return err;
-	/* ec->cfp again, after the frames, in the same system call */
-	spans[n] = (struct rb_span){ ec + l->ec_cfp, 8, &again };
-	size_t got = rb_read_spans(rp->pid, spans, (size_t)n + 1);
-	for (size_t i = 0; i < (size_t)n; i++) {
-		raw[i].me = i < got ? rb_rd64(eps, i * 24) : 0;
-		raw[i].flags = i < got ? rb_rd64(eps, i * 24 + 16) : 0;
+	/* the ep words of the frames whose environment is on the VM stack (most) in one
+	 * range, the others (escaped to the heap) one by one; ec->cfp again after them, in
+	 * the same system call */
+	bool window = hi > lo && hi - lo <= EP_WINDOW;
+	uint8_t *win = window ? xmalloc(hi - lo) : NULL;
+	size_t ns = 0, slot[RB_MAX_FRAMES];
+	if (window)
+		spans[ns++] = (struct rb_span){ lo, hi - lo, win };
+	for (int i = 0; i < n; i++) {
+		slot[i] = SIZE_MAX;
+		if (window && raw[i].ep >= lo + 16 && raw[i].ep + 8 <= hi)
+			continue;
+		slot[i] = ns;
+		spans[ns++] = (struct rb_span){ raw[i].ep >= 16 ? raw[i].ep - 16 : 0, 24, eps + i * 24 };
 	}
-	if (got <= (size_t)n) {	/* an unreadable frame: keep the newer ones */
-		n = (int)(got < (size_t)n ? got : (size_t)n);
+	spans[ns] = (struct rb_span){ ec + l->ec_cfp, 8, &again };
+	size_t got = rb_read_spans(rp->pid, spans, ns + 1);
+	int ok = 0;
+	for (int i = 0; i < n; i++) {
+		bool read = slot[i] == SIZE_MAX ? got > 0 : got > slot[i];
+		const uint8_t *e24 = slot[i] == SIZE_MAX ? win + (raw[i].ep - 16 - lo) : eps + i * 24;
+		if (!read)
+			break;	/* an unreadable frame: keep the newer ones */
+		raw[i].me = rb_rd64(e24, 0);
+		raw[i].flags = rb_rd64(e24, 16);
+		ok++;
+	}
+	free(win);
+	if (got <= ns || ok < n) {
+		n = ok;
 		*more = true;
 		if (rb_read_all(rp->pid, ec + l->ec_cfp, &again, 8) < 0)
 			return -EFAULT;
