@@ -6,7 +6,9 @@
 # unprofiled run), the profiler's CPU time per 1,000 samples (its whole run, start-up
 # included), and the share of the workload's samples naming a Ruby method (alpha or
 # beta). The workload's own CPU time is shown beside its wall time: on a loaded machine
-# wall time says more about the neighbours. Needs root, build/kiln and perf (linux-perf).
+# wall time says more about the neighbours. rbspy runs as gProfiler runs it (--nonblocking
+# --on-cpu, its fork's --oncpu). PROFILERS="kiln rbspy" picks some. Needs root,
+# build/kiln and perf (linux-perf).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KILN=$ROOT/build/kiln
@@ -25,6 +27,7 @@ if [ ! -x "$RBSPY" ] && command -v cargo >/dev/null; then
 fi
 profilers="kiln perf"
 [ -x "$RBSPY" ] && profilers="$profilers rbspy" || echo "rbspy: not available, left out"
+profilers=${PROFILERS:-$profilers}
 
 # rounds for ~5 s of work
 t=$("$RB" "$WORK" 200 | tail -n 1 | cut -d' ' -f1)
@@ -60,7 +63,7 @@ run() {
 	perf) /usr/bin/time -f "%U %S" -o "$T/time" perf record -q -g -F "$hz" -p "$pid" \
 		-o "$T/perf.data" >/dev/null 2>&1 & ppid=$! ;;
 	rbspy) rm -f "$T/rbspy.txt"
-	      /usr/bin/time -f "%U %S" -o "$T/time" "$RBSPY" record --silent --nonblocking \
+	      /usr/bin/time -f "%U %S" -o "$T/time" "$RBSPY" record --silent --nonblocking --on-cpu \
 		-r "$hz" --format collapsed --file "$T/rbspy.txt" --raw-file /dev/null \
 		-p "$pid" >/dev/null 2>&1 & ppid=$! ;;
 	esac
