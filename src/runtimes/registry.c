@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtimes/ruby.h"
 #include "util/strbuf.h"
 
 static const char *const python_modes[] = { "auto", "pyperf", "pyspy", "py-spy", "disabled",
 					    "none", NULL };
 static const char *const java_modes[] = { "auto", "ap", "disabled", "none", NULL };
+/* rbspy is gProfiler's name for its Ruby profiler: kiln's reader takes its place */
+static const char *const ruby_modes[] = { "auto", "enabled", "rbspy", "disabled", "none", NULL };
 static const char *const nodejs_modes[] = { "none", "disabled", "perf", "attach-maps", NULL };
 /* gProfiler's values for the runtimes kiln has no reader for yet */
 static const char *const other_modes[] = { "auto", "enabled", "rbspy", "phpspy", "dotnet-trace",
@@ -34,7 +37,7 @@ const struct runtime_decl runtime_decls[] = {
 	{ "python", &python_runtime, python_modes, "auto", "auto or disabled (auto)", NULL },
 	{ "java", &java_runtime, java_modes, "auto", "auto or disabled (auto)", java_flags },
 	{ "nodejs", NULL, nodejs_modes, "none", "none, perf or attach-maps (none)", NULL },
-	{ "ruby", NULL, other_modes, "auto", "accepted, no reader yet (auto)", ruby_flags },
+	{ "ruby", &ruby_runtime, ruby_modes, "auto", "auto or disabled (auto)", ruby_flags },
 	{ "php", &php_runtime, php_modes, "auto", "auto (phpspy) or disabled (auto)", NULL },
 	{ "dotnet", NULL, other_modes, "disabled", "accepted, no reader yet (disabled)", NULL },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
