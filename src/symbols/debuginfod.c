@@ -24,6 +24,7 @@
 
 #define DEFAULT_CACHE_BYTES (1ull << 30)
 #define DEFAULT_TIMEOUT_MS 10000u
+#define MAX_FETCH_S 300		/* one fetch at most, however steadily it progresses */
 #define MAX_QUEUE 256		/* binaries waiting for a look (each holds a descriptor) */
 #define MAX_FAILURES 3		/* in a row, and the servers are left alone for a while */
 #define BACKOFF_S 300
@@ -52,7 +53,9 @@ struct debuginfod {
 
 	/* the worker's own */
 	struct hashmap *seen;	/* build-id -> (void *)1: looked at already */
-	double fetch_deadline;	/* CLOCK_MONOTONIC s, for the progress callback */
+	double fetch_start;	/* CLOCK_MONOTONIC s, for the progress callback */
+	double last_progress;	/* when the last bytes came */
+	long last_bytes;
 	bool cancelled;		/* the progress callback ended the fetch */
 	unsigned failures;
 	double backoff_until;
@@ -88,16 +91,25 @@ static int mkdirs(const char *path)
 }
 
 /* The progress callback of libdebuginfod, called about every second while a transfer
- * runs or waits: non-zero abandons it. */
+ * runs or waits: non-zero abandons it. Until a server answers, a counts the callback's
+ * calls and b is 0; then a is the bytes received and b the file's size. A fetch ends when
+ * no answer, or no byte, came for the time limit (a server down or hanging), after
+ * MAX_FETCH_S (a large file on a slow link), or when the agent stops. */
 static int progress(debuginfod_client *c, long a, long b)
 {
 	struct debuginfod *d = debuginfod_get_user_data(c);
+	double now = mono_s();
 	bool stop;
 
 	pthread_mutex_lock(&d->lock);
 	stop = d->stop;
 	pthread_mutex_unlock(&d->lock);
-	if (stop || mono_s() > d->fetch_deadline)
+	if (b > 0 && a > d->last_bytes) {
+		d->last_bytes = a;
+		d->last_progress = now;
+	}
+	if (stop || now - d->last_progress > d->timeout_ms / 1000.0 ||
+	    now - d->fetch_start > MAX_FETCH_S)
 		d->cancelled = true;
 	return d->cancelled;
 }
@@ -166,7 +178,8 @@ static void process(struct debuginfod *d, debuginfod_client *client, struct job 
 	pthread_mutex_lock(&d->lock);
 	d->st.requested++;
 	pthread_mutex_unlock(&d->lock);
-	d->fetch_deadline = mono_s() + d->timeout_ms / 1000.0;
+	d->fetch_start = d->last_progress = mono_s();
+	d->last_bytes = 0;
 	d->cancelled = false;
 	fd = debuginfod_find_debuginfo(client, idbuf, (int)len, &path);
 	if (d->cancelled && fd < 0) {
@@ -284,8 +297,13 @@ struct debuginfod *debuginfod__new(const struct debuginfod_config *cfg, char *er
 		return NULL;
 	}
 	/* libdebuginfod reads its cache from the environment at every query; the agent
-	 * is still one thread here. */
+	 * is still one thread here. A file larger than half the cache is not fetched. */
 	setenv(DEBUGINFOD_CACHE_PATH_ENV_VAR, d->cache, 1);
+	if (!getenv(DEBUGINFOD_MAXSIZE_ENV_VAR)) {
+		char max[32];
+		snprintf(max, sizeof(max), "%llu", (unsigned long long)(d->cache_bytes / 2));
+		setenv(DEBUGINFOD_MAXSIZE_ENV_VAR, max, 1);
+	}
 	debugfile__set_debuginfod_cache(d->cache);
 	elf_version(EV_CURRENT);
 	d->seen = hashmap__new();

@@ -5,8 +5,9 @@
  * Nothing here runs on the sampling path or blocks a session: the symbol cache hands
  * each newly seen binary to debuginfod__request(), which only queues it; one worker
  * thread looks at it (a .symtab or a local debug file: nothing to do), fetches what is
- * missing, one file at a time, each abandoned after a time limit, and backs off for a
- * while after repeated failures (a server that is down or hangs costs one time limit per
+ * missing, one file at a time, each abandoned when nothing arrives for a time limit or
+ * when it takes too long, files larger than half the cache are refused
+ * (DEBUGINFOD_MAXSIZE), and it backs off for a while after repeated failures (a server that is down or hangs costs one time limit per
  * few binaries, then nothing). A file fetched lands in an on-disk cache by build-id
  * (<cache>/<build-id>/debuginfo, libdebuginfod's layout), kept under a size bound by
  * removing the least recently used entries; src/symbols/debugfile.c finds it there like
@@ -22,7 +23,8 @@ struct debuginfod_config {
 	const char *cache_dir;	/* NULL: $XDG_CACHE_HOME/kiln/debuginfod, else
 				 * $HOME/.cache/kiln/debuginfod */
 	uint64_t cache_bytes;	/* bound of the cache on disk; 0: 1 GiB */
-	unsigned timeout_ms;	/* one fetch at most; 0: 10 s */
+	unsigned timeout_ms;	/* a fetch that receives nothing this long is abandoned;
+				 * 0: 10 s (any fetch ends after 5 minutes) */
 };
 
 struct debuginfod_stats {
