@@ -28,13 +28,8 @@ struct proc_mm {
 struct proc_entry {
 	struct proc p;
 	uint64_t reloaded_ns;
-	uint64_t created_ns;	/* when this entry was made (entry__add) */
+	uint64_t created_ns;	/* when this entry was made (entry__add), CLOCK_MONOTONIC */
 };
-
-/* How far one CPU's ring may run ahead of another's: the reader drains the rings one
- * after the other, woken by watermark or at least once a second, so a child's COMM, MMAP
- * or sample can reach the table before its parent's FORK. */
-#define RING_SKEW_NS (5 * 1000000000ull)
 
 struct proctab {
 	struct hashmap *procs;	/* pid -> struct proc_entry * */
@@ -369,7 +364,7 @@ void proctab__mmap(struct proctab *t, pid_t pid, const struct mapping *m)
 	mm__add(p->mm, &copy);
 }
 
-void proctab__fork(struct proctab *t, pid_t pid, pid_t ppid, pid_t tid)
+void proctab__fork(struct proctab *t, pid_t pid, pid_t ppid, pid_t tid, uint64_t time)
 {
 	struct proc *parent, *child;
 	struct proc_entry *e;
@@ -378,11 +373,9 @@ void proctab__fork(struct proctab *t, pid_t pid, pid_t ppid, pid_t tid)
 		return;	/* a new thread */
 	parent = proctab__get(t, ppid);
 	child = proctab__find(t, pid);
-	if (child && !child->exited &&
-	    now_ns() - ((struct proc_entry *)child)->created_ns < RING_SKEW_NS) {
-		/* The child's own records (an exec, its mappings) or a sample came first
-		 * from another CPU's ring: they, or /proc, are newer than its parent's state.
-		 * Copying the parent now would undo its exec for the rest of its life. */
+	if (child && !child->exited && time && ((struct proc_entry *)child)->created_ns > time) {
+		/* Made after the fork, from /proc or the child's own records: newer than
+		 * the parent's state. */
 		child->selected = child->selected || (parent && parent->selected);
 		return;
 	}

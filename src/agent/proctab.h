@@ -55,11 +55,14 @@ struct proc *proctab__get(struct proctab *t, pid_t pid);
 /* Record handlers (see agent/sampler.h). */
 void proctab__comm(struct proctab *t, pid_t pid, pid_t tid, const char *comm, bool exec);
 void proctab__mmap(struct proctab *t, pid_t pid, const struct mapping *m);
-/* A new process pid copies its parent's command, container and mappings, unless records
- * of pid itself (or a sample) reached the table first, as they may from another CPU's
- * ring: a live entry made in the last few seconds is kept. An older or exited one is a
- * reused pid and waits for reap. */
-void proctab__fork(struct proctab *t, pid_t pid, pid_t ppid, pid_t tid);
+/* A new process pid copies its parent's command, container and mappings. time is when
+ * the fork happened (CLOCK_MONOTONIC ns, as the sampler's records carry it) or 0 when
+ * unknown. A live entry for pid made after time already shows the child (the start-up
+ * scan read it from /proc, or records of its own came first because some were lost):
+ * it is kept, as copying the parent would undo the child's exec for the rest of its
+ * life. An exited entry, or one older than the fork (its EXIT was lost), is a reused pid:
+ * replaced, the old one waits for reap. */
+void proctab__fork(struct proctab *t, pid_t pid, pid_t ppid, pid_t tid, uint64_t time);
 void proctab__exit(struct proctab *t, pid_t pid, pid_t tid);
 
 /* The mapping of mm that holds addr, or NULL. The pointer stays valid until reap. */

@@ -5,6 +5,43 @@
 
 #define MAX_CHAIN RECORDS_MAX_CHAIN
 
+/* Bytes of the struct sample_id that ends every record but samples with sample_id_all. */
+static size_t id_size(const struct record_decoder *d)
+{
+	static const uint64_t fields[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+					   PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+					   PERF_SAMPLE_IDENTIFIER };
+	size_t n = 0;
+
+	if (!d->sample_id_all)
+		return 0;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		n += d->sample_type & fields[i] ? 8 : 0;
+	return n;
+}
+
+long records__time_offset(const struct record_decoder *d, uint32_t type, size_t size)
+{
+	const size_t hdr = sizeof(struct perf_event_header);
+	uint64_t t = d->sample_type;
+	size_t off;
+
+	if (!(t & PERF_SAMPLE_TIME))
+		return -1;
+	if (type == PERF_RECORD_SAMPLE) {
+		/* IDENTIFIER, IP and TID come before TIME in a sample */
+		off = hdr + (t & PERF_SAMPLE_IDENTIFIER ? 8 : 0) + (t & PERF_SAMPLE_IP ? 8 : 0) +
+		      (t & PERF_SAMPLE_TID ? 8 : 0);
+		return off + 8 <= size ? (long)off : -1;
+	}
+	if (!d->sample_id_all || size < hdr + id_size(d))
+		return -1;
+	/* in the sample_id at the end, TIME is followed by ID, STREAM_ID, CPU, IDENTIFIER */
+	off = size - 8 - (t & PERF_SAMPLE_ID ? 8 : 0) - (t & PERF_SAMPLE_STREAM_ID ? 8 : 0) -
+	      (t & PERF_SAMPLE_CPU ? 8 : 0) - (t & PERF_SAMPLE_IDENTIFIER ? 8 : 0);
+	return (long)off;
+}
+
 /* A cursor over one record, refusing to read past its end. */
 struct cur {
 	const uint8_t *p, *end;
@@ -117,6 +154,15 @@ void records__handle(struct record_decoder *s, const struct perf_event_header *h
 		s->stats.bad++;
 		return;
 	}
+	if (hdr->type != PERF_RECORD_SAMPLE) {
+		/* the sample_id at the end is not part of the record's own fields */
+		size_t ids = id_size(s);
+		if (hdr->size < sizeof(*hdr) + ids) {
+			s->stats.bad++;
+			return;
+		}
+		c.end -= ids;
+	}
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE: {
 		struct sampler_sample smp;
@@ -171,7 +217,7 @@ void records__handle(struct record_decoder *s, const struct perf_event_header *h
 	}
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT: {
-		uint64_t a = cur_u64(&c), b = cur_u64(&c);
+		uint64_t a = cur_u64(&c), b = cur_u64(&c), time = cur_u64(&c);
 		pid_t pid = (pid_t)(uint32_t)a, ppid = (pid_t)(uint32_t)(a >> 32);
 		pid_t tid = (pid_t)(uint32_t)b;
 		if (c.bad) {
@@ -179,7 +225,7 @@ void records__handle(struct record_decoder *s, const struct perf_event_header *h
 			return;
 		}
 		if (hdr->type == PERF_RECORD_FORK && h->fork)
-			h->fork(h->ctx, pid, ppid, tid);
+			h->fork(h->ctx, pid, ppid, tid, s->mono_clock ? time : 0);
 		else if (hdr->type == PERF_RECORD_EXIT && h->exit)
 			h->exit(h->ctx, pid, tid);
 		break;

@@ -220,9 +220,9 @@ static void on_mmap(void *ctx, pid_t pid, pid_t tid, const struct mapping *m)
 		runtime_set__seen(sp->cfg.runtimes, p, m->path);
 }
 
-static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid)
+static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid, uint64_t time)
 {
-	proctab__fork(((struct sample_path *)ctx)->cfg.procs, pid, ppid, tid);
+	proctab__fork(((struct sample_path *)ctx)->cfg.procs, pid, ppid, tid, time);
 }
 
 static void on_exit_rec(void *ctx, pid_t pid, pid_t tid)

@@ -4,8 +4,10 @@
  * program can be another source next to it (agent/sample_source.h is their contract).
  *
  * The consumer (the thread calling sampler__poll/drain) gets the records decoded into the
- * structures below through callbacks, whatever the source. Pointers in them are valid only
- * during the callback. The sampler is used by one consumer thread. */
+ * structures below through callbacks, whatever the source, in the order in which they
+ * happened across CPUs: the COMM and MMAP2 records of an exec come before the samples of
+ * the new image, wherever each was taken. Pointers in them are valid only during the
+ * callback. The sampler is used by one consumer thread. */
 #ifndef KILN_AGENT_SAMPLER_H
 #define KILN_AGENT_SAMPLER_H
 
@@ -47,7 +49,7 @@ struct sampler_config {
 struct sampler_sample {
 	pid_t pid, tid;
 	uint32_t cpu;
-	uint64_t time;
+	uint64_t time;			/* the source's clock (perf: CLOCK_MONOTONIC ns) */
 	const uint64_t *kernel_ips;	/* leaf first, context markers removed */
 	uint32_t nr_kernel;
 	const uint64_t *user_ips;	/* leaf first (fp walk by the kernel) */
@@ -64,7 +66,9 @@ struct sampler_handlers {
 	void (*comm)(void *ctx, pid_t pid, pid_t tid, const char *comm, bool exec);
 	/* m->path points into the record; copy what must be kept. */
 	void (*mmap)(void *ctx, pid_t pid, pid_t tid, const struct mapping *m);
-	void (*fork)(void *ctx, pid_t pid, pid_t ppid, pid_t tid);
+	/* time: when the fork happened, in CLOCK_MONOTONIC ns, or 0 when the source cannot
+	 * say in that clock. */
+	void (*fork)(void *ctx, pid_t pid, pid_t ppid, pid_t tid, uint64_t time);
 	void (*exit)(void *ctx, pid_t pid, pid_t tid);
 };
 

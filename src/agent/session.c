@@ -118,6 +118,7 @@ int session__open(const struct session_config *cfg, struct session **out, char *
 		goto fail;
 	s->procs = proctab__new(cfg->pids, cfg->nr_pids);
 	s->sym = symbolizer__new(0);
+	symbolizer__set_debuginfod(s->sym, cfg->debuginfod);
 	s->stacks = stacks__new();
 	s->path = sample_path__new(&(struct sample_path_config){
 		.procs = s->procs, .sym = s->sym, .unwinder = s->unwinder, .stacks = s->stacks,

@@ -36,6 +36,9 @@ struct session_config {
 	 * in its default mode. A runtime turned off starts nothing and touches no process. */
 	const struct runtime_choices *runtimes;
 	const json_t *run_arguments;	/* copied into every header; may be NULL */
+	/* Fetches missing debug files (symbols/debuginfod.h); borrowed, must outlive the
+	 * session; NULL: none. */
+	struct debuginfod *debuginfod;
 };
 
 struct session;

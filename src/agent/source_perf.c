@@ -13,23 +13,24 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/records.h"
 #include "agent/recqueue.h"
+#include "agent/ringmerge.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
 #define READER_POLL_MS 1000	/* the reader thread drains at least this often */
 #define READER_MIN_POLL_MS 50	/* and a lazy reader at most this often */
+#define READER_HELD_MS 1	/* a record held for the order is merged this soon */
 #define KICK_TOKEN UINT32_MAX	/* epoll data of the kick eventfd */
 
 struct ring {
 	int fd;
 	unsigned cpu;
 	struct perf_event_mmap_page *page;
-	uint8_t *data;
-	uint64_t mask;
 	size_t map_len;
 };
 
@@ -37,6 +38,8 @@ struct perf_source {
 	struct sampler_config cfg;	/* its perf field is NULL: see ring_pages */
 	unsigned ring_pages;
 	struct ring *rings;
+	struct merge_ring *mrings;	/* the same rings, as the merge reads them */
+	struct ringmerge *merge;
 	unsigned nr_rings;
 	int epfd;
 	struct record_decoder dec;	/* the consumer's decoder and counters */
@@ -157,6 +160,11 @@ static int perf_open(const struct sampler_config *cfg, void **out, char *err, si
 	attr.comm = 1;
 	attr.comm_exec = 1;
 	attr.task = 1;
+	/* Every record carries its time, in a clock the reader can read too: the rings
+	 * are merged in time order (agent/ringmerge.h). */
+	attr.sample_id_all = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
 	if (cfg->wake_per_sample) {
 		attr.wakeup_events = 1;
 	} else {
@@ -164,6 +172,7 @@ static int perf_open(const struct sampler_config *cfg, void **out, char *err, si
 		attr.wakeup_watermark = (uint32_t)(s->ring_pages * (uint64_t)getpagesize() / 4);
 	}
 	s->dec.sample_type = attr.sample_type;
+	s->dec.sample_id_all = true;
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0) {
@@ -172,6 +181,7 @@ static int perf_open(const struct sampler_config *cfg, void **out, char *err, si
 		goto fail;
 	}
 	s->rings = xcalloc(nr, sizeof(*s->rings));
+	s->mrings = xcalloc(nr, sizeof(*s->mrings));
 	for (unsigned i = 0; i < nr; i++) {
 		struct ring *r = &s->rings[i];
 		size_t page = (size_t)getpagesize();
@@ -179,6 +189,15 @@ static int perf_open(const struct sampler_config *cfg, void **out, char *err, si
 
 		r->cpu = cpus[i];
 		r->fd = perf_event_open(&attr, -1, (int)cpus[i]);
+		if (r->fd < 0 && errno == EINVAL && i == 0 && attr.use_clockid) {
+			/* Before Linux 4.1: the kernel's own clock, which the reader cannot
+			 * read, so a pass merges everything it read, without a bound. */
+			log_warn("perf events take no clock id on this kernel: records are "
+				 "ordered within each read of the rings only");
+			attr.use_clockid = 0;
+			attr.clockid = 0;
+			r->fd = perf_event_open(&attr, -1, (int)cpus[i]);
+		}
 		if (r->fd < 0) {
 			ret = -errno;
 			if (ret == -EACCES || ret == -EPERM)
@@ -202,8 +221,9 @@ static int perf_open(const struct sampler_config *cfg, void **out, char *err, si
 			       cpus[i], r->map_len / 1024, strerror(errno));
 			goto fail;
 		}
-		r->data = (uint8_t *)r->page + page;
-		r->mask = s->ring_pages * (uint64_t)page - 1;
+		s->mrings[i].page = r->page;
+		s->mrings[i].data = (uint8_t *)r->page + page;
+		s->mrings[i].size = s->ring_pages * (uint64_t)page;
 		if (!cfg->wake_per_sample && epoll_ctl(s->epfd, EPOLL_CTL_ADD, r->fd, &ev) < 0) {
 			ret = -errno;
 			errmsg(err, errlen, "failed to add cpu %u to epoll: %s", cpus[i],
@@ -211,6 +231,8 @@ static int perf_open(const struct sampler_config *cfg, void **out, char *err, si
 			goto fail;
 		}
 	}
+	s->dec.mono_clock = attr.use_clockid;
+	s->merge = ringmerge__new(nr);
 	s->lazy_ms = lazy_poll_ms(s);
 	ret = start_reader(s, err, errlen);
 	if (ret < 0)
@@ -247,6 +269,8 @@ static void perf_close(void *src)
 			close(s->rings[i].fd);
 	}
 	free(s->rings);
+	free(s->mrings);
+	ringmerge__free(s->merge);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	free(s);
@@ -265,82 +289,51 @@ static int perf_enable(void *src, bool on)
 	return ioctl_all(src, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
 }
 
-/* Moves the records of one ring into the queue, until the ring is empty or the queue is
- * full (what stays in the ring waits for the next pass; if the ring fills meanwhile the
- * kernel counts what it drops in a LOST record). The kernel publishes data_head with a
- * release; we read it with acquire (the smp_rmb of the UAPI comment), copy, then publish
- * data_tail with a release so that our reads complete before the kernel may reuse the
- * space. A record that wraps the ring's end is copied in two parts. */
-static int move_ring(struct perf_source *s, struct ring *r)
+/* The bound of a pass (agent/ringmerge.h): its start, in the records' clock. */
+static uint64_t pass_bound(const struct perf_source *s)
 {
-	uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->page->data_tail;
-	uint64_t size = r->mask + 1;
-	int n = 0;
+	struct timespec ts;
 
-	while (tail < head) {
-		struct perf_event_header hdr;
-		uint64_t off = tail & r->mask;
-		size_t first = (size_t)(size - off);
-		uint8_t *dst;
-
-		if (head - tail < sizeof(hdr))
-			break;
-		if (first >= sizeof(hdr)) {
-			memcpy(&hdr, r->data + off, sizeof(hdr));
-		} else {
-			memcpy(&hdr, r->data + off, first);
-			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
-		}
-		if (hdr.size < sizeof(hdr) || hdr.size > head - tail) {
-			/* Corrupt or torn: give up on what is in the ring rather than loop. */
-			__atomic_fetch_add(&s->reader_bad, 1, __ATOMIC_RELAXED);
-			tail = head;
-			break;
-		}
-		dst = recqueue__reserve(s->queue, hdr.size);
-		if (!dst) {
-			__atomic_fetch_add(&s->queue_full, 1, __ATOMIC_RELAXED);
-			break;
-		}
-		if (first >= hdr.size) {
-			memcpy(dst, r->data + off, hdr.size);
-		} else {
-			memcpy(dst, r->data + off, first);
-			memcpy(dst + first, r->data, hdr.size - first);
-		}
-		tail += hdr.size;
-		n++;
-	}
-	__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
-	return n;
+	if (!s->dec.mono_clock)
+		return UINT64_MAX;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The reader thread: woken by a ring (watermark, or every sample while eager), by a kick,
- * or every READER_POLL_MS (lazy_ms when the rings cannot wake it). */
+ * or every READER_POLL_MS (lazy_ms when the rings cannot wake it), and READER_HELD_MS
+ * after a pass that left records for the order. Each pass moves what the rings hold into
+ * the queue in time order (a record that fills the queue waits in its ring for the next
+ * pass; if the ring fills meanwhile the kernel counts what it drops in a LOST record). */
 static void *reader_main(void *arg)
 {
 	struct perf_source *s = arg;
 	struct epoll_event evs[16];
 	uint64_t last_req = 0;
+	bool held = false;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t req, v, one = 1;
-		int moved = 0;
+		struct merge_result res;
 		bool lazy = s->cfg.wake_per_sample && !__atomic_load_n(&s->eager, __ATOMIC_ACQUIRE);
-		int n = epoll_wait(s->epfd, evs, 16, lazy ? s->lazy_ms : READER_POLL_MS);
+		int n = epoll_wait(s->epfd, evs, 16,
+				   held ? READER_HELD_MS : lazy ? s->lazy_ms : READER_POLL_MS);
 
 		if (n > 0)
 			__atomic_fetch_add(&s->wakeups, 1, __ATOMIC_RELAXED);
 		if (read(s->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
 		req = __atomic_load_n(&s->drain_req, __ATOMIC_ACQUIRE);
-		for (unsigned i = 0; i < s->nr_rings; i++)
-			moved += move_ring(s, &s->rings[i]);
+		ringmerge__pass(s->merge, s->mrings, &s->dec, s->queue, pass_bound(s), &res);
 		recqueue__commit(s->queue);
 		__atomic_store_n(&s->drain_done, req, __ATOMIC_RELEASE);
+		if (res.bad)
+			__atomic_fetch_add(&s->reader_bad, res.bad, __ATOMIC_RELAXED);
+		if (res.queue_full)
+			__atomic_fetch_add(&s->queue_full, 1, __ATOMIC_RELAXED);
+		held = res.held;
 		/* The consumer is woken for new records, or for the drain it asked for. */
-		if ((moved || req != last_req) && write(s->notify_fd, &one, sizeof(one)) < 0 &&
+		if ((res.moved || req != last_req) && write(s->notify_fd, &one, sizeof(one)) < 0 &&
 		    errno != EAGAIN)
 			break;
 		last_req = req;

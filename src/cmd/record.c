@@ -22,6 +22,7 @@
 #include "cmd/cmd.h"
 #include "profile/profile.h"
 #include "runtimes/registry.h"
+#include "symbols/debuginfod.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -51,11 +52,14 @@ struct record_options {
 	uint32_t stack_size;
 	struct runtime_choices runtimes;	/* --<runtime>-mode and the runtimes' flags */
 	struct record_upload upload;
+	bool debuginfod;		/* fetch missing debug files ($DEBUGINFOD_URLS) */
+	const char *debuginfod_cache;	/* NULL: the default (symbols/debuginfod.h) */
 };
 
 enum {
 	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
 	OPT_STACK_SIZE, OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
+	OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_CACHE,
 	OPT_OTLP_ENDPOINT,
 	OPT_RUNTIME = 512,	/* and up: the runtimes' options (runtimes/registry.h) */
 	OPT_RUNTIME_VALUE = 768,	/* and up: the runtimes' value options */
@@ -79,6 +83,8 @@ static const struct option fixed_options[] = {
 	{ "token", required_argument, NULL, OPT_TOKEN },
 	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+	{ "debuginfod-cache", required_argument, NULL, OPT_DEBUGINFOD_CACHE },
 	{ "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -113,7 +119,11 @@ static void usage(FILE *f)
 	      "      --pids P[,P...]           profile only these processes (and their children)\n"
 	      "      --perf-mode MODE          fp, dwarf, smart or disabled (smart)\n"
 	      "      --perf-dwarf-stack-size B user stack copied per sample in dwarf/smart mode\n"
-	      "                                (16384, at most 65528)\n",
+	      "                                (16384, at most 65528)\n"
+	      "      --no-debuginfod           do not fetch the debug files of stripped\n"
+	      "                                binaries from $DEBUGINFOD_URLS\n"
+	      "      --debuginfod-cache DIR    where fetched debug files are kept (at most\n"
+	      "                                1 GiB; ~/.cache/kiln/debuginfod)\n",
 	      f);
 	runtime_cli__usage(f);
 	fputs("  -u, --upload-results          upload each session (needs --token and\n"
@@ -208,6 +218,8 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case OPT_TOKEN: o->upload.token = optarg; break;
 		case OPT_SERVICE_NAME: o->upload.service_name = optarg; break;
 		case OPT_SPOOL_DIR: o->upload.spool_dir = optarg; break;
+		case OPT_NO_DEBUGINFOD: o->debuginfod = false; break;
+		case OPT_DEBUGINFOD_CACHE: o->debuginfod_cache = optarg; break;
 		case OPT_OTLP_ENDPOINT: o->upload.otlp_endpoint = optarg; break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;
@@ -264,6 +276,7 @@ static json_t *run_arguments(const struct record_options *o)
 			    json_string(o->upload.server_host) : json_null());
 	json_object_set_new(args, "service_name", o->upload.service_name ?
 			    json_string(o->upload.service_name) : json_null());
+	json_object_set_new(args, "debuginfod", json_boolean(o->debuginfod));
 	return args;
 }
 
@@ -293,12 +306,13 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_options o = {
 		.freq = 11, .duration = 60, .flamegraph = true, .perf_mode = PERF_MODE_SMART,
-		.stack_size = 16384,
+		.stack_size = 16384, .debuginfod = true,
 	};
 	struct session_config cfg = { 0 };
 	struct session *s = NULL;
 	struct output out = { 0 };
 	struct uploader *up = NULL;
+	struct debuginfod *dinfod = NULL;
 	struct otlp_exporter *otlp = NULL;
 	char err[512] = "";
 	json_t *args = NULL;
@@ -310,6 +324,16 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (!o.output_dir)
 		o.output_dir = ".";
+	/* First, while the agent is one thread (it sets the client's environment). */
+	if (o.debuginfod) {
+		struct debuginfod_config dc = { .cache_dir = o.debuginfod_cache };
+		dinfod = debuginfod__new(&dc, err, sizeof(err));
+		if (dinfod)
+			log_info("fetching the debug files of stripped binaries from '%s' into '%s'",
+				 getenv("DEBUGINFOD_URLS"), debuginfod__cache_dir(dinfod));
+		else
+			log_debug("%s", err);
+	}
 	if (o.upload.enabled) {
 		struct strbuf spool = STRBUF_INIT;
 		if (!o.upload.spool_dir)
@@ -340,6 +364,7 @@ int cmd_record(int argc, char **argv)
 	cfg.nr_pids = o.nr_pids;
 	cfg.runtimes = &o.runtimes;
 	cfg.run_arguments = args;
+	cfg.debuginfod = dinfod;
 	for (size_t i = 0; i < o.nr_pids; i++) {
 		char path[32];
 		snprintf(path, sizeof(path), "/proc/%d", (int)o.pids[i]);
@@ -388,6 +413,7 @@ out:
 	otlp_exporter__free(otlp);
 	uploader__free(up);
 	session__free(s);
+	debuginfod__free(dinfod);
 	json_decref(args);
 	runtime_choices_release(&o.runtimes);
 	free(o.pids);

@@ -12,6 +12,13 @@
 
 #define DEBUG_DIR "/usr/lib/debug"
 
+static char debuginfod_cache[4096];	/* "" when none: set once, before threads */
+
+void debugfile__set_debuginfod_cache(const char *dir)
+{
+	snprintf(debuginfod_cache, sizeof(debuginfod_cache), "%s", dir ? dir : "");
+}
+
 int debugfile__crc32(int fd, uint32_t *crc)
 {
 	unsigned char buf[65536];
@@ -89,6 +96,27 @@ static int by_build_id(const char *root, const unsigned char *id, size_t len)
 	return -ENOENT;
 }
 
+/* What debuginfod fetched before, in libdebuginfod's layout: <cache>/<hex>/debuginfo
+ * (a failed fetch leaves an empty file there, which is not an ELF). */
+static int by_debuginfod_cache(const unsigned char *id, size_t len)
+{
+	char hex[2 * 64 + 1], path[4096 + 160];
+	int fd;
+
+	if (len < 2 || len > 64)
+		return -ENOENT;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(path, sizeof(path), "%s/%s/debuginfo", debuginfod_cache, hex);
+	fd = open_regular(path);
+	if (fd < 0)
+		return -ENOENT;
+	if (same_build_id(fd, id, len))
+		return fd;
+	close(fd);
+	return -ENOENT;
+}
+
 static int try_link(const char *path, uint32_t want)
 {
 	uint32_t crc;
@@ -157,7 +185,12 @@ int debugfile__open(Elf *elf, const char *root, const char *path)
 			return fd;
 	}
 	link = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (link)
-		return by_debuglink(root, path, link, crc);
+	if (link) {
+		fd = by_debuglink(root, path, link, crc);
+		if (fd >= 0)
+			return fd;
+	}
+	if (n > 0 && *debuginfod_cache)
+		return by_debuginfod_cache(id, (size_t)n);
 	return -ENOENT;
 }

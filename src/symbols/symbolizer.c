@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "symbols/binary.h"
+#include "symbols/debuginfod.h"
 #include "symbols/demangle.h"
 #include "symbols/dwinline.h"
 #include "symbols/elf.h"
@@ -33,6 +34,8 @@ struct symbolizer {
 	double kernel_loaded_at;	/* CLOCK_MONOTONIC seconds */
 	struct elf_symbols vdso;
 	bool vdso_tried;
+	struct debuginfod *dinfod;	/* borrowed, or NULL */
+	uint64_t dinfod_gen;		/* its generation last looked at */
 	struct dwinline *dwinline;	/* native inlines, opened on first use */
 };
 
@@ -246,6 +249,26 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct strbuf *out)
 	return 0;
 }
 
+static void request_debug(void *ctx, int fd, const char *root, const char *path)
+{
+	int ret = debuginfod__request(ctx, fd, root, path);
+
+	if (ret < 0)
+		log_debug("failed to queue '%s' for debuginfod: %s", path, strerror(-ret));
+}
+
+static void forget_fetched(void *ctx, const uint8_t *id, size_t len)
+{
+	symcache__forget_build_id(ctx, id, len);
+}
+
+void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod *d)
+{
+	s->dinfod = d;
+	s->dinfod_gen = d ? debuginfod__generation(d) : 0;
+	symcache__set_open_hook(s->cache, d ? request_debug : NULL, d);
+}
+
 int symbolizer__user(struct symbolizer *s, const struct proc_ref *p, const struct mapping *m,
 		     uint64_t addr, struct strbuf *out)
 {
@@ -254,6 +277,10 @@ int symbolizer__user(struct symbolizer *s, const struct proc_ref *p, const struc
 	char module[256];
 	bool file = binary__has_file(m);
 
+	if (s->dinfod && debuginfod__generation(s->dinfod) != s->dinfod_gen) {
+		s->dinfod_gen = debuginfod__generation(s->dinfod);
+		debuginfod__take_fetched(s->dinfod, forget_fetched, s->cache);
+	}
 	if (file) {
 		const struct elf_symbols *es = symcache__get(s->cache, p, m);
 

@@ -62,6 +62,13 @@ int symbolizer__perfmap(struct symbolizer *s, const struct proc_ref *p, uint64_t
 /* Forgets the perf map of a process that exited (its binaries stay cached). */
 void symbolizer__forget_process(struct symbolizer *s, pid_t pid);
 
+struct debuginfod;
+
+/* Has the debug files of stripped binaries fetched through d (src/symbols/debuginfod.h,
+ * borrowed: it must outlive s; NULL: none): each binary opened is handed to it, and a
+ * binary parsed before its file arrived is parsed again at its next lookup. */
+void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod *d);
+
 /* Bytes held by cached binaries and perf maps, for the session header and eviction tests. */
 uint64_t symbolizer__memory(const struct symbolizer *s);
 

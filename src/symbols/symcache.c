@@ -41,6 +41,8 @@ struct symcache {
 	struct bin *lru_head, *lru_tail;
 	uint64_t bytes;
 	size_t pinned_fds, max_pinned_fds;
+	symcache_open_fn on_open;
+	void *on_open_ctx;
 };
 
 struct symcache *symcache__new(uint64_t cache_bytes)
@@ -276,6 +278,35 @@ static void evict(struct symcache *s, const struct bin *keep)
 
 /* ---- loading ---- */
 
+static void opened(struct symcache *s, int fd, const struct proc_ref *p, const struct mapping *m)
+{
+	char root[64] = "";
+
+	if (!s->on_open)
+		return;
+	if (p && p->pid > 0)
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);
+	s->on_open(s->on_open_ctx, fd, root, m->path);
+}
+
+void symcache__set_open_hook(struct symcache *s, symcache_open_fn fn, void *ctx)
+{
+	s->on_open = fn;
+	s->on_open_ctx = ctx;
+}
+
+void symcache__forget_build_id(struct symcache *s, const uint8_t *id, size_t len)
+{
+	char key[KEY_MAX];
+	void **slot;
+
+	if (!len || len > MAPPING_BUILD_ID_MAX)
+		return;
+	slot = hashmap__find(s->bins, key, key_build_id(key, id, len));
+	if (slot && ((struct bin *)*slot)->state == BIN_LOADED)
+		bin_evict(s, *slot);
+}
+
 static void bin_close_pin(struct symcache *s, struct bin *b)
 {
 	if (b->fd >= 0) {
@@ -311,6 +342,7 @@ static struct bin *bin_load(struct symcache *s, struct bin *b, const struct proc
 		b = bin_identify(s, b, fd);
 		if (b->state == BIN_LOADED)
 			return b;
+		opened(s, b->fd, p, m);
 	}
 	if (b->pid > 0)
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)b->pid);
@@ -349,6 +381,8 @@ int symcache__pin(struct symcache *s, const struct proc_ref *p, const struct map
 	b->state = BIN_NEW;
 	s->pinned_fds++;
 	b = bin_identify(s, b, fd);
+	if (b->fd >= 0 && b->state == BIN_NEW)
+		opened(s, b->fd, p, m);
 	/* Too many open descriptors: parse now and keep the table instead. */
 	if (b->fd >= 0 && s->pinned_fds > s->max_pinned_fds)
 		bin_load(s, b, p, m);

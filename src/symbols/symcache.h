@@ -34,6 +34,17 @@ int symcache__pin(struct symcache *c, const struct proc_ref *p, const struct map
 const struct elf_symbols *symcache__get(struct symcache *c, const struct proc_ref *p,
 					const struct mapping *m);
 
+/* Called once for each binary newly opened (pinned, or opened to be parsed) with its
+ * descriptor (valid during the call only), the root of the process that maps it
+ * ("/proc/PID/root", or "" when unknown) and its path as that process sees it. */
+typedef void (*symcache_open_fn)(void *ctx, int fd, const char *root, const char *path);
+void symcache__set_open_hook(struct symcache *c, symcache_open_fn fn, void *ctx);
+
+/* Forgets the parsed table of the binary whose build-id is id, so that the next
+ * symcache__get() parses it again (its debug file has arrived). A binary not parsed yet
+ * is left as it is. */
+void symcache__forget_build_id(struct symcache *c, const uint8_t *id, size_t len);
+
 /* Bytes held by parsed tables. */
 uint64_t symcache__memory(const struct symcache *c);
 

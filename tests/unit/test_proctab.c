@@ -9,12 +9,22 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/proctab.h"
 
 #define P1 0x7ffffff0
 #define P2 0x7ffffff1
+
+/* The clock of the records' times and of the table's entries. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static struct mapping map(uint64_t start, uint64_t end, uint64_t pgoff, const char *path)
 {
@@ -79,7 +89,7 @@ static void test_fork_exec_exit_reap(void **state)
 	proctab__comm(t, P1, P1 + 5, "a-thread", false);	/* thread names are not the process's */
 	assert_string_equal(parent->comm, "parent");
 
-	proctab__fork(t, P2, P1, P2);
+	proctab__fork(t, P2, P1, P2, mono_ns());
 	child = proctab__find(t, P2);
 	assert_non_null(child);
 	assert_string_equal(child->comm, "parent");
@@ -110,20 +120,22 @@ static void test_fork_exec_exit_reap(void **state)
 	proctab__free(t);
 }
 
-/* The rings are drained one after the other: a child's exec and mappings (from the CPU
- * it runs on) can arrive before its parent's FORK (from the CPU that forked). The FORK
- * must not undo them. An exited entry under the same pid is a reused pid: replaced. */
+/* A child's exec and mappings can reach the table before its parent's FORK (the FORK
+ * was read late, or the start-up scan read the child from /proc): the FORK, older than
+ * the entry, must not undo them. An exited entry under the same pid is a reused pid:
+ * replaced. */
 static void test_fork_after_childs_exec(void **state)
 {
 	struct proctab *t = proctab__new(NULL, 0);
 	struct mapping a = map(0x1000, 0x2000, 0, "/bin/sh"), n = map(0x7000, 0x8000, 0, "/bin/late");
 	struct proc *child;
+	uint64_t forked = mono_ns();	/* before anything of the child was seen */
 
 	proctab__mmap(t, P1, &a);
 	proctab__comm(t, P1, P1, "bash", false);
 	proctab__comm(t, P2, P2, "late", true);		/* the child's exec, first */
 	proctab__mmap(t, P2, &n);
-	proctab__fork(t, P2, P1, P2);			/* then its parent's FORK */
+	proctab__fork(t, P2, P1, P2, forked);		/* then its parent's FORK */
 	child = proctab__find(t, P2);
 	assert_string_equal(child->comm, "late");
 	assert_non_null(proctab__mapping(child->mm, 0x7800));
@@ -131,11 +143,41 @@ static void test_fork_after_childs_exec(void **state)
 	assert_int_equal(proctab__count(t), 2);
 
 	proctab__exit(t, P2, P2);			/* pid reused after an exit */
-	proctab__fork(t, P2, P1, P2);
+	proctab__fork(t, P2, P1, P2, mono_ns());
 	child = proctab__find(t, P2);
 	assert_false(child->exited);
 	assert_string_equal(child->comm, "bash");
 	assert_non_null(proctab__mapping(child->mm, 0x1800));
+	proctab__reap(t, NULL, NULL);
+	assert_int_equal(proctab__count(t), 2);
+	proctab__free(t);
+}
+
+/* A live entry made before the fork is an older process under the same pid whose EXIT
+ * was lost: replaced by the parent's copy. So is any live entry when the time of the
+ * fork is unknown (0): the records arrive in time order, so the FORK comes first. */
+static void test_fork_replaces_older_entry(void **state)
+{
+	struct proctab *t = proctab__new(NULL, 0);
+	struct mapping a = map(0x1000, 0x2000, 0, "/bin/sh"), o = map(0x7000, 0x8000, 0, "/bin/old");
+	struct proc *child;
+
+	proctab__mmap(t, P1, &a);
+	proctab__comm(t, P1, P1, "bash", false);
+	proctab__comm(t, P2, P2, "old", true);
+	proctab__mmap(t, P2, &o);
+	proctab__fork(t, P2, P1, P2, mono_ns());
+	child = proctab__find(t, P2);
+	assert_string_equal(child->comm, "bash");
+	assert_non_null(proctab__mapping(child->mm, 0x1800));
+	assert_null(proctab__mapping(child->mm, 0x7800));
+
+	proctab__comm(t, P2, P2, "old", true);
+	proctab__mmap(t, P2, &o);
+	proctab__fork(t, P2, P1, P2, 0);
+	child = proctab__find(t, P2);
+	assert_string_equal(child->comm, "bash");
+	assert_null(proctab__mapping(child->mm, 0x7800));
 	proctab__reap(t, NULL, NULL);
 	assert_int_equal(proctab__count(t), 2);
 	proctab__free(t);
@@ -150,9 +192,9 @@ static void test_pids_filter_follows_children(void **state)
 	proctab__comm(t, P2, P2, "other", false);
 	assert_true(proctab__find(t, P1)->selected);
 	assert_false(proctab__find(t, P2)->selected);
-	proctab__fork(t, P2 + 1, P1, P2 + 1);
+	proctab__fork(t, P2 + 1, P1, P2 + 1, 0);
 	assert_true(proctab__find(t, P2 + 1)->selected);
-	proctab__fork(t, P2 + 2, P2, P2 + 2);
+	proctab__fork(t, P2 + 2, P2, P2 + 2, 0);
 	assert_false(proctab__find(t, P2 + 2)->selected);
 	proctab__free(t);
 }
@@ -178,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_mmap_lookup_and_trim),
 		cmocka_unit_test(test_fork_exec_exit_reap),
 		cmocka_unit_test(test_fork_after_childs_exec),
+		cmocka_unit_test(test_fork_replaces_older_entry),
 		cmocka_unit_test(test_pids_filter_follows_children),
 		cmocka_unit_test(test_scan_reads_this_process),
 	};

@@ -80,6 +80,7 @@ struct seen {
 	char text[256];
 	bool exec;
 	struct mapping m;
+	uint64_t fork_time;
 };
 
 static void on_sample(void *ctx, const struct sampler_sample *s)
@@ -120,7 +121,7 @@ static void on_mmap(void *ctx, pid_t pid, pid_t tid, const struct mapping *m)
 	w->m.path = w->text;
 }
 
-static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid)
+static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid, uint64_t time)
 {
 	struct seen *w = ctx;
 
@@ -128,6 +129,7 @@ static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid)
 	w->pid = pid;
 	w->ppid = ppid;
 	w->tid = tid;
+	w->fork_time = time;
 }
 
 static void on_exit_rec(void *ctx, pid_t pid, pid_t tid)
@@ -489,6 +491,77 @@ static void test_fork_exit_lost_throttle(void **state)
 	assert_int_equal(w.samples + w.comms + w.mmaps, 0);
 }
 
+/* With sample_id_all every record but a sample ends with TID, TIME and CPU (24 bytes
+ * here): not part of the path, the name or the FORK's fields, and a record too short to
+ * hold it is bad. The FORK's own time reaches the handler only in CLOCK_MONOTONIC. */
+static void put_id(struct rec *r, uint64_t time)
+{
+	put_pidtid(r, 1, 1);
+	put64(r, time);
+	put64(r, 2);	/* cpu, res */
+}
+
+static void test_sample_id_all(void **state)
+{
+	static struct record_decoder d = { .sample_type = FP_TYPE, .sample_id_all = true,
+					   .mono_clock = true };
+	static struct record_decoder other_clock = { .sample_type = FP_TYPE,
+						     .sample_id_all = true };
+	static struct rec r;
+	struct seen w;
+	struct sampler_handlers h = handlers(&w);
+	uint8_t ids[24] = { 0 };
+
+	rec_start(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	put_pidtid(&r, 100, 101);
+	put64(&r, 0x1000);
+	put64(&r, 0x2000);
+	put64(&r, 0);
+	put(&r, ids, sizeof(ids));
+	put64(&r, PROT_READ | PROT_EXEC);
+	put_str(&r, "/usr/bin/cc1plus");
+	put_id(&r, 5000);
+	feed(&d, &r, 0, &h);
+	assert_int_equal(w.mmaps, 1);
+	assert_string_equal(w.text, "/usr/bin/cc1plus");
+	assert_int_equal(w.m.end, 0x3000);
+
+	rec_start(&r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	put_pidtid(&r, 100, 100);
+	put_str(&r, "cc1plus");
+	put_id(&r, 5001);
+	feed(&d, &r, 0, &h);
+	assert_int_equal(w.comms, 1);
+	assert_true(w.exec);
+	assert_string_equal(w.text, "cc1plus");
+
+	rec_start(&r, PERF_RECORD_FORK, 0);
+	put_pidtid(&r, 500, 400);
+	put_pidtid(&r, 500, 400);
+	put64(&r, 4999);		/* the FORK's own time */
+	put_id(&r, 4999);
+	feed(&d, &r, 0, &h);
+	assert_int_equal(w.forks, 1);
+	assert_int_equal(w.pid, 500);
+	assert_int_equal(w.ppid, 400);
+	assert_int_equal(w.fork_time, 4999);
+	feed(&other_clock, &r, 0, &h);
+	assert_int_equal(w.forks, 2);
+	assert_int_equal(w.fork_time, 0);
+	assert_int_equal(d.stats.bad, 0);
+
+	/* the sample_id cut short, and a COMM whose name would need the trailer's bytes */
+	feed(&d, &r, 8 + 16, &h);
+	rec_start(&r, PERF_RECORD_COMM, 0);
+	put_pidtid(&r, 100, 100);
+	put(&r, "abcdefgh", 8);
+	put_id(&r, 1);
+	feed(&d, &r, 0, &h);
+	assert_int_equal(w.forks, 2);
+	assert_int_equal(w.comms, 1);
+	assert_int_equal(d.stats.bad, 2);
+}
+
 static void test_handlers_may_be_null(void **state)
 {
 	static struct record_decoder d = { .sample_type = FP_TYPE };
@@ -516,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_mmap2),
 		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_fork_exit_lost_throttle),
+		cmocka_unit_test(test_sample_id_all),
 		cmocka_unit_test(test_handlers_may_be_null),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,7 +58,7 @@ static void on_comm(void *ctx, pid_t pid, pid_t tid, const char *comm, bool exec
 		w->commed = true;
 }
 
-static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid)
+static void on_fork(void *ctx, pid_t pid, pid_t ppid, pid_t tid, uint64_t time)
 {
 	struct seen *w = ctx;
 
