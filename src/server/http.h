@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "server/server.h"
 #include "store/store.h"
@@ -20,8 +21,12 @@ struct server {
 	pthread_mutex_t lock;		/* serializes every store call */
 	struct render_cache *cache;	/* flamegraphs by request and store generation */
 	struct server_options opts;
-	char **tokens;
+	char **tokens;			/* write (upload) tokens */
 	size_t nr_tokens;
+	char **read_tokens;		/* read (query) tokens */
+	size_t nr_read_tokens;
+	int lock_fd;			/* holds the data directory's lock file, or -1 */
+	struct strbuf tls_cert, tls_key;	/* PEM, kept while the daemon runs; empty: HTTP */
 	uint16_t port;
 	pthread_t retention_thread;
 	pthread_mutex_t stop_lock;
@@ -71,6 +76,29 @@ int gzip__compress_level(struct strbuf *out, const void *data, size_t len, int l
 /* Gzip-decompresses data into out, failing with -EFBIG beyond limit bytes and -EINVAL
  * on corrupt input. */
 int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t limit);
+
+/* What a route needs (server/auth.c): nothing, a read token or a write token. */
+enum { AUTH_NONE = 0, AUTH_WRITE = 1, AUTH_READ = 2 };
+/* Checks the request's token against need when the server has tokens. Returns 0 when
+ * allowed (or no token is configured), -EACCES without a valid token (401), -EPERM when
+ * the token is valid but lacks the role (403). A token containing NUL never matches. */
+int auth__check(const struct request *r, unsigned need);
+/* True when sa is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z). */
+bool auth__loopback(const struct sockaddr_storage *sa);
+/* Refuses (-EPERM with err set) to serve a non-loopback address sa with no token unless
+ * o->insecure_open; 0 otherwise. */
+int auth__check_listen(const struct server_options *o, const struct sockaddr_storage *sa,
+		       char *err, size_t errlen);
+/* True when s (len bytes) is valid UTF-8 (shortest forms, no surrogates) without NUL. */
+bool auth__valid_utf8(const char *s, size_t len);
+/* Checks every query argument and header of conn: no NUL, valid UTF-8 in arguments. Returns 0, or
+ * -EINVAL with err naming the argument or header (the request gets 400). */
+int auth__hygiene(struct MHD_Connection *conn, char *err, size_t errlen);
+/* Takes an exclusive lock (flock) on the lock file of store location (DIR/kiln.lock, or
+ * PATH.lock for sqlite:PATH), kept while *fd is open; *fd is -1 for locations that are
+ * not local files. Returns 0, or a negative errno with err set (-EWOULDBLOCK: another
+ * server holds it). */
+int auth__lock_store(const char *location, int *fd, char *err, size_t errlen);
 
 /* Route handlers (server/ingest.c, ingest_push.c, query.c). */
 void ingest__gprofiler(struct request *r, struct response *resp);

@@ -1,0 +1,233 @@
+/* Who may use the server: write tokens (uploads) and read tokens (queries), taken from
+ * `Authorization: Bearer`, basic auth (the token is the password, as Pyroscope's SDKs send
+ * it), the GPROFILER-API-KEY header or the `key` argument; the rule that a server without
+ * tokens listens on loopback only; request hygiene that applies to every route (no NUL in
+ * arguments and headers, valid UTF-8 in arguments); and the lock that keeps one server per data
+ * directory. */
+#include "server/http.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+/* Compares in time that depends only on the lengths, not on where the bytes differ. */
+static bool token_equal(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b);
+	unsigned char diff = la != lb;
+
+	for (size_t i = 0; i < la; i++)
+		diff |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
+	return !diff && lb;
+}
+
+/* The roles of the token cand (length len): AUTH_WRITE and/or AUTH_READ bits. */
+static unsigned roles_of(const struct server *srv, const char *cand, size_t len)
+{
+	unsigned roles = 0;
+
+	if (!cand || memchr(cand, 0, len))
+		return 0;
+	for (size_t i = 0; i < srv->nr_tokens; i++)
+		if (token_equal(cand, len, srv->tokens[i]))
+			roles |= AUTH_WRITE;
+	for (size_t i = 0; i < srv->nr_read_tokens; i++)
+		if (token_equal(cand, len, srv->read_tokens[i]))
+			roles |= AUTH_READ;
+	return roles;
+}
+
+/* A header or argument with its length (a NUL inside is kept, so that it can be refused). */
+static const char *value_n(struct MHD_Connection *conn, enum MHD_ValueKind kind,
+			   const char *name, size_t *len)
+{
+	const char *v = NULL;
+
+	*len = 0;
+	if (MHD_lookup_connection_value_n(conn, kind, name, strlen(name), &v, len) != MHD_YES)
+		return NULL;
+	return v;
+}
+
+int auth__check(const struct request *r, unsigned need)
+{
+	const struct server *srv = r->srv;
+	const char *authz, *v;
+	unsigned roles = 0;
+	size_t len;
+
+	if (need == AUTH_NONE || (!srv->nr_tokens && !srv->nr_read_tokens))
+		return 0;
+	if ((v = value_n(r->conn, MHD_HEADER_KIND, "GPROFILER-API-KEY", &len)))
+		roles |= roles_of(srv, v, len);
+	if ((v = value_n(r->conn, MHD_GET_ARGUMENT_KIND, "key", &len)))
+		roles |= roles_of(srv, v, len);
+	authz = value_n(r->conn, MHD_HEADER_KIND, "Authorization", &len);
+	if (authz && len > 7 && !strncasecmp(authz, "Bearer ", 7)) {
+		roles |= roles_of(srv, authz + 7, len - 7);
+	} else if (authz && len > 6 && !strncasecmp(authz, "Basic ", 6)) {
+		char *pass = NULL;
+		char *user = MHD_basic_auth_get_username_password(r->conn, &pass);
+		if (user)
+			MHD_free(user);
+		if (pass) {
+			roles |= roles_of(srv, pass, strlen(pass));
+			MHD_free(pass);
+		}
+	}
+	if (roles & need)
+		return 0;
+	return roles ? -EPERM : -EACCES;
+}
+
+bool auth__loopback(const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(a))
+			return true;
+		return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+	}
+	return false;
+}
+
+int auth__check_listen(const struct server_options *o, const struct sockaddr_storage *sa,
+		       char *err, size_t errlen)
+{
+	if (o->nr_tokens || o->nr_read_tokens || o->insecure_open || auth__loopback(sa))
+		return 0;
+	errmsg(err, errlen, "refusing to serve '%s' without a token: anyone who can connect "
+	       "could read every profile and upload; give --token and --read-token (or "
+	       "--tokens-file), or --insecure-open to serve it open anyway", o->listen);
+	return -EPERM;
+}
+
+/* True when s (len bytes) is valid UTF-8 without overlong forms, surrogates or NUL. */
+bool auth__valid_utf8(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	while (p < end) {
+		unsigned c = *p++, n, min, cp;
+
+		if (!c)
+			return false;
+		if (c < 0x80)
+			continue;
+		if ((c & 0xe0) == 0xc0)
+			n = 1, min = 0x80, cp = c & 0x1f;
+		else if ((c & 0xf0) == 0xe0)
+			n = 2, min = 0x800, cp = c & 0x0f;
+		else if ((c & 0xf8) == 0xf0)
+			n = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return false;
+		if ((size_t)(end - p) < n)
+			return false;
+		for (unsigned i = 0; i < n; i++, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (*p & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+	}
+	return true;
+}
+
+struct hygiene {
+	const char *what;	/* "argument" or "header" */
+	char bad[96];
+};
+
+static enum MHD_Result check_value(void *cls, enum MHD_ValueKind kind, const char *key,
+				   size_t key_size, const char *value, size_t value_size)
+{
+	struct hygiene *h = cls;
+	const char *why = NULL;
+
+	if (memchr(key, 0, key_size) || (value && memchr(value, 0, value_size)))
+		why = "contains a NUL byte";
+	else if (kind == MHD_GET_ARGUMENT_KIND && (!auth__valid_utf8(key, key_size) ||
+						   (value && !auth__valid_utf8(value, value_size))))
+		why = "is not valid UTF-8";
+	if (!why)
+		return MHD_YES;
+	/* the name quoted only when it is printable ASCII itself */
+	for (size_t i = 0; i < key_size; i++)
+		if ((unsigned char)key[i] < 0x20 || (unsigned char)key[i] >= 0x7f)
+			key_size = 0;
+	snprintf(h->bad, sizeof(h->bad), "%s '%.32s' %s", h->what, key_size ? key : "?", why);
+	return MHD_NO;
+}
+
+int auth__hygiene(struct MHD_Connection *conn, char *err, size_t errlen)
+{
+	struct hygiene h = { .what = "argument" };
+
+	MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, check_value, &h);
+	if (!h.bad[0]) {
+		h.what = "header";
+		MHD_get_connection_values_n(conn, MHD_HEADER_KIND, check_value, &h);
+	}
+	if (!h.bad[0])
+		return 0;
+	errmsg(err, errlen, "%s", h.bad);
+	return -EINVAL;
+}
+
+/* The lock file of a store location: DIR/kiln.lock for a directory, PATH.lock for a
+ * file URL (sqlite:PATH); "" for locations that are not local files. */
+static void lock_path(const char *location, struct strbuf *out)
+{
+	const char *colon = strchr(location, ':');
+	const char *slash = strchr(location, '/');
+
+	if (colon && (!slash || colon < slash)) {
+		if (!strncmp(location, "sqlite:", 7) && location[7])
+			strbuf_addf(out, "%s.lock", location + 7);
+		return;
+	}
+	strbuf_addf(out, "%s/kiln.lock", location);
+}
+
+int auth__lock_store(const char *location, int *fd, char *err, size_t errlen)
+{
+	struct strbuf path = STRBUF_INIT;
+	int ret = 0;
+
+	*fd = -1;
+	lock_path(location, &path);
+	if (!path.len)
+		goto out;
+	*fd = open(path.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0) {
+		ret = -errno;
+		errmsg(err, errlen, "failed to open lock file '%s': %s", path.buf, strerror(errno));
+		goto out;
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		if (ret == -EWOULDBLOCK)
+			errmsg(err, errlen, "store '%s' is in use by another kiln serve (lock file "
+			       "'%s' is held): one server per data directory", location, path.buf);
+		else
+			errmsg(err, errlen, "failed to lock '%s': %s", path.buf, strerror(errno));
+		close(*fd);
+		*fd = -1;
+	}
+out:
+	strbuf_release(&path);
+	return ret;
+}
