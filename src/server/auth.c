@@ -2,7 +2,7 @@
  * `Authorization: Bearer`, basic auth (the token is the password, as Pyroscope's SDKs send
  * it), the GPROFILER-API-KEY header or the `key` argument; the rule that a server without
  * tokens listens on loopback only; request hygiene that applies to every route (no NUL in
- * arguments and headers, valid UTF-8 in arguments); and the lock that keeps one server per data
+ * arguments and headers, valid UTF-8 in arguments, unambiguous body framing); and the lock that keeps one server per data
  * directory. */
 #include "server/http.h"
 
@@ -149,6 +149,8 @@ bool auth__valid_utf8(const char *s, size_t len)
 struct hygiene {
 	const char *what;	/* "argument" or "header" */
 	char bad[96];
+	unsigned content_length, transfer_encoding;
+	bool te_chunked;	/* the (one) Transfer-Encoding is exactly "chunked" */
 };
 
 static enum MHD_Result check_value(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -157,6 +159,12 @@ static enum MHD_Result check_value(void *cls, enum MHD_ValueKind kind, const cha
 	struct hygiene *h = cls;
 	const char *why = NULL;
 
+	if (kind == MHD_HEADER_KIND && !strcasecmp(key, "Content-Length"))
+		h->content_length++;
+	if (kind == MHD_HEADER_KIND && !strcasecmp(key, "Transfer-Encoding")) {
+		h->transfer_encoding++;
+		h->te_chunked = value && !strcasecmp(value, "chunked");
+	}
 	if (memchr(key, 0, key_size) || (value && memchr(value, 0, value_size)))
 		why = "contains a NUL byte";
 	else if (kind == MHD_GET_ARGUMENT_KIND && (!auth__valid_utf8(key, key_size) ||
@@ -181,6 +189,14 @@ int auth__hygiene(struct MHD_Connection *conn, char *err, size_t errlen)
 		h.what = "header";
 		MHD_get_connection_values_n(conn, MHD_HEADER_KIND, check_value, &h);
 	}
+	/* Framing that proxies and servers may read differently (request smuggling):
+	 * libmicrohttpd takes all of these. */
+	if (!h.bad[0] && h.content_length > 1)
+		snprintf(h.bad, sizeof(h.bad), "more than one Content-Length header");
+	else if (!h.bad[0] && h.content_length && h.transfer_encoding)
+		snprintf(h.bad, sizeof(h.bad), "both Content-Length and Transfer-Encoding");
+	else if (!h.bad[0] && (h.transfer_encoding > 1 || (h.transfer_encoding && !h.te_chunked)))
+		snprintf(h.bad, sizeof(h.bad), "Transfer-Encoding other than one 'chunked'");
 	if (!h.bad[0])
 		return 0;
 	errmsg(err, errlen, "%s", h.bad);

@@ -91,8 +91,9 @@ int auth__check_listen(const struct server_options *o, const struct sockaddr_sto
 		       char *err, size_t errlen);
 /* True when s (len bytes) is valid UTF-8 (shortest forms, no surrogates) without NUL. */
 bool auth__valid_utf8(const char *s, size_t len);
-/* Checks every query argument and header of conn: no NUL, valid UTF-8 in arguments. Returns 0, or
- * -EINVAL with err naming the argument or header (the request gets 400). */
+/* Checks every query argument and header of conn: no NUL, valid UTF-8 in arguments, at
+ * most one Content-Length, not with Transfer-Encoding, which is at most one "chunked".
+ * Returns 0, or -EINVAL with err saying what (the request gets 400). */
 int auth__hygiene(struct MHD_Connection *conn, char *err, size_t errlen);
 /* Takes an exclusive lock (flock) on the lock file of store location (DIR/kiln.lock, or
  * PATH.lock for sqlite:PATH), kept while *fd is open; *fd is -1 for locations that are
@@ -105,8 +106,17 @@ void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
 
-/* Shared by the ingest handlers. Stores put under the server's lock; on failure sets a
- * 422/507/500 error and returns a negative errno. */
+/* The one service-name rule of every ingest route (selector__valid_service: 1 to 256
+ * characters of [A-Za-z0-9_.-/]). Returns true, or sets a 400 naming it and the rule. */
+bool ingest__check_service(struct response *resp, const char *name);
+/* How far ahead of the server's clock an upload may be. */
+#define INGEST_MAX_FUTURE 86400
+/* Checks that an uploaded time t (seconds) lies in [0, now + INGEST_MAX_FUTURE]. Returns
+ * 0, or sets a 422 naming field and returns -ERANGE. */
+int ingest__check_time(struct response *resp, const char *field, int64_t t, int64_t now);
+/* Shared by the ingest handlers. Checks put's service and times (400/422, as above),
+ * stores it under the server's lock; on failure sets a 422/507/500 error and returns a
+ * negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
 /* One series of a parsed pprof: which sample type of the profile, the service it goes
  * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id
