@@ -31,6 +31,8 @@ struct record_upload {
 	const char *token;
 	const char *service_name;
 	const char *spool_dir;		/* default: OUTPUT_DIR/spool */
+	const char *ca_file;		/* https: CAs to verify the server (default: system) */
+	bool insecure_skip_verify;	/* https: do not verify the server at all */
 };
 
 /* Sessions kept on disk while the server cannot be reached (agent/upload.h). */
@@ -54,6 +56,7 @@ struct record_options {
 enum {
 	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
 	OPT_STACK_SIZE, OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
+	OPT_CA_FILE, OPT_INSECURE_TLS,
 	OPT_RUNTIME = 512,	/* and up: the runtimes' options (runtimes/registry.h) */
 };
 
@@ -75,6 +78,8 @@ static const struct option fixed_options[] = {
 	{ "token", required_argument, NULL, OPT_TOKEN },
 	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
+	{ "insecure-skip-verify", no_argument, NULL, OPT_INSECURE_TLS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -115,6 +120,9 @@ static void usage(FILE *f)
 	      "                                http://127.0.0.1:4040)\n"
 	      "      --spool-dir DIR           sessions the server could not take wait here\n"
 	      "                                (OUTPUT_DIR/spool, at most 128 MiB)\n"
+	      "      --ca-file FILE            verify an https server with these CAs (PEM)\n"
+	      "                                instead of the system's\n"
+	      "      --insecure-skip-verify    do not verify an https server's certificate\n"
 	      "  -v, --verbose                 more messages;  -q, --quiet  errors only\n"
 	      "  -h, --help                    this text\n",
 	      f);
@@ -192,6 +200,8 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case OPT_TOKEN: o->upload.token = optarg; break;
 		case OPT_SERVICE_NAME: o->upload.service_name = optarg; break;
 		case OPT_SPOOL_DIR: o->upload.spool_dir = optarg; break;
+		case OPT_CA_FILE: o->upload.ca_file = optarg; break;
+		case OPT_INSECURE_TLS: o->upload.insecure_skip_verify = true; break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;
 		case 'h': usage(stdout); return 1;
@@ -300,6 +310,7 @@ int cmd_record(int argc, char **argv)
 			ret = -EINVAL;
 			goto out;
 		}
+		uploader__set_tls(up, o.upload.ca_file, o.upload.insecure_skip_verify);
 		if (uploader__health_check(up, err, sizeof(err)) < 0)
 			log_warn("%s: sessions are spooled until the server answers", err);
 	}
