@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		"  --token T               a write token: may upload (repeatable)\n"
 		"  --read-token T          a read token: may query and use the UI (repeatable)\n"
 		"  --tokens-file FILE      tokens from FILE, one per line: TOKEN [write|read|rw]\n"
-		"                          (write when no role is given; # comments)\n"
+		"                          [tenant=NAME] (write when no role is given; # comments);\n"
+		"                          a tenant's token sees only the tenant's services\n"
 		"                          With any token, every route but the health checks needs\n"
 		"                          one; without, only loopback addresses are served\n"
 		"  --insecure-open         serve a non-loopback address without any token\n"
@@ -41,16 +42,29 @@ static void usage(FILE *f)
 
 struct tokens {
 	char **v;
+	char **tenant;		/* per token, NULL: none */
 	size_t n;
 };
 
-static void add_token(struct tokens *t, const char *token)
+static void add_token(struct tokens *t, const char *token, const char *tenant)
 {
 	t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+	t->tenant = xrealloc(t->tenant, (t->n + 1) * sizeof(*t->tenant));
+	t->tenant[t->n] = tenant ? xstrdup(tenant) : NULL;
 	t->v[t->n++] = xstrdup(token);
 }
 
-/* Lines "TOKEN [ROLE]": write (the default), read, or rw for both. */
+static void free_tokens(struct tokens *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i]);
+		free(t->tenant[i]);
+	}
+	free(t->v);
+	free(t->tenant);
+}
+
+/* Lines "TOKEN [ROLE] [tenant=NAME]": ROLE write (the default), read, or rw for both. */
 static int read_tokens(const char *path, struct tokens *write, struct tokens *read)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -68,21 +82,32 @@ static int read_tokens(const char *path, struct tokens *write, struct tokens *re
 		line += strspn(line, " \t");
 		if (!*line || *line == '#')
 			continue;
-		char *role = line + strcspn(line, " \t");
-		if (*role) {
-			*role++ = 0;
-			role += strspn(role, " \t");
+		const char *role = "write", *tenant = NULL;
+		char *word = line + strcspn(line, " \t");
+		while (*word) {
+			*word++ = 0;
+			word += strspn(word, " \t");
+			char *next = word + strcspn(word, " \t");
+			char saved = *next;
+			*next = 0;
+			if (!strncmp(word, "tenant=", 7)) {
+				tenant = word + 7;
+			} else if (!strcmp(word, "write") || !strcmp(word, "read") ||
+				   !strcmp(word, "rw")) {
+				role = word;
+			} else if (*word) {
+				log_error("failed to read '%s': unknown word '%s' after a token (use "
+					  "write, read or rw, and tenant=NAME)", path, word);
+				strbuf_release(&sb);
+				return -EINVAL;
+			}
+			*next = saved;
+			word = next;
 		}
-		if (*role && strcmp(role, "write") && strcmp(role, "read") && strcmp(role, "rw")) {
-			log_error("failed to read '%s': unknown role '%s' (use write, read or rw)",
-				  path, role);
-			strbuf_release(&sb);
-			return -EINVAL;
-		}
-		if (!*role || strcmp(role, "read"))
-			add_token(write, line);
-		if (!strcmp(role, "read") || !strcmp(role, "rw"))
-			add_token(read, line);
+		if (strcmp(role, "read"))
+			add_token(write, line, tenant);
+		if (strcmp(role, "write"))
+			add_token(read, line, tenant);
 	}
 	strbuf_release(&sb);
 	return 0;
@@ -143,7 +168,7 @@ int cmd_serve(int argc, char **argv)
 		case 'R':
 			if (!*optarg)
 				goto bad;
-			add_token(c == 't' ? &tokens : &readers, optarg);
+			add_token(c == 't' ? &tokens : &readers, optarg, NULL);
 			break;
 		case 'T':
 			if (read_tokens(optarg, &tokens, &readers))
@@ -182,6 +207,8 @@ int cmd_serve(int argc, char **argv)
 	opts.nr_tokens = tokens.n;
 	opts.read_tokens = (const char *const *)readers.v;
 	opts.nr_read_tokens = readers.n;
+	opts.token_tenants = (const char *const *)tokens.tenant;
+	opts.read_token_tenants = (const char *const *)readers.tenant;
 	if (tokens.n && !readers.n)
 		log_info("no read token: queries and the web UI are refused until one is given "
 			 "(--read-token)");
@@ -219,11 +246,7 @@ bad:
 	log_error("invalid option value '%s'", optarg);
 	usage(stderr);
 out:
-	for (size_t i = 0; i < tokens.n; i++)
-		free(tokens.v[i]);
-	free(tokens.v);
-	for (size_t i = 0; i < readers.n; i++)
-		free(readers.v[i]);
-	free(readers.v);
+	free_tokens(&tokens);
+	free_tokens(&readers);
 	return ret;
 }

@@ -6,6 +6,7 @@
  * directory. */
 #include "server/http.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,6 +17,54 @@
 #include <unistd.h>
 
 #include "util/log.h"
+
+/* n copies of the strings v (NULL entries and a NULL v stay NULL). */
+static char **copy_strings(const char *const *v, size_t n)
+{
+	char **out = xcalloc(n + 1, sizeof(*out));
+
+	for (size_t i = 0; v && i < n; i++)
+		out[i] = v[i] ? xstrdup(v[i]) : NULL;
+	return out;
+}
+
+static void free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int auth__init(struct server *srv, const struct server_options *o, char *err, size_t errlen)
+{
+	srv->nr_tokens = o->nr_tokens;
+	srv->tokens = copy_strings(o->tokens, o->nr_tokens);
+	srv->tenants = copy_strings(o->token_tenants, o->nr_tokens);
+	srv->nr_read_tokens = o->nr_read_tokens;
+	srv->read_tokens = copy_strings(o->read_tokens, o->nr_read_tokens);
+	srv->read_tenants = copy_strings(o->read_token_tenants, o->nr_read_tokens);
+	for (size_t i = 0; i < o->nr_tokens + o->nr_read_tokens; i++) {
+		const char *t = i < o->nr_tokens ? srv->tenants[i]
+						 : srv->read_tenants[i - o->nr_tokens];
+		if (!t)
+			continue;
+		if (!tenant__valid(t)) {
+			errmsg(err, errlen, "invalid tenant '%.64s': use 1 to 64 characters of "
+			       "[A-Za-z0-9_-]", t);
+			return -EINVAL;
+		}
+		srv->tenancy = true;
+	}
+	return 0;
+}
+
+void auth__release(struct server *srv)
+{
+	free_strings(srv->tokens, srv->nr_tokens);
+	free_strings(srv->tenants, srv->nr_tokens);
+	free_strings(srv->read_tokens, srv->nr_read_tokens);
+	free_strings(srv->read_tenants, srv->nr_read_tokens);
+}
 
 /* Compares in time that depends only on the lengths, not on where the bytes differ. */
 static bool token_equal(const char *a, size_t la, const char *b)
@@ -28,19 +77,33 @@ static bool token_equal(const char *a, size_t la, const char *b)
 	return !diff && lb;
 }
 
-/* The roles of the token cand (length len): AUTH_WRITE and/or AUTH_READ bits. */
-static unsigned roles_of(const struct server *srv, const char *cand, size_t len)
+/* The roles of the token cand (length len): AUTH_WRITE and/or AUTH_READ bits; *tenant
+ * is set to the tenant of the first match with a role in need. */
+static unsigned roles_of(const struct server *srv, const char *cand, size_t len,
+			 unsigned need, const char **tenant, bool *found)
 {
 	unsigned roles = 0;
 
 	if (!cand || memchr(cand, 0, len))
 		return 0;
-	for (size_t i = 0; i < srv->nr_tokens; i++)
-		if (token_equal(cand, len, srv->tokens[i]))
-			roles |= AUTH_WRITE;
-	for (size_t i = 0; i < srv->nr_read_tokens; i++)
-		if (token_equal(cand, len, srv->read_tokens[i]))
-			roles |= AUTH_READ;
+	for (size_t i = 0; i < srv->nr_tokens; i++) {
+		if (!token_equal(cand, len, srv->tokens[i]))
+			continue;
+		roles |= AUTH_WRITE;
+		if ((need & AUTH_WRITE) && !*found) {
+			*found = true;
+			*tenant = srv->tenants[i];
+		}
+	}
+	for (size_t i = 0; i < srv->nr_read_tokens; i++) {
+		if (!token_equal(cand, len, srv->read_tokens[i]))
+			continue;
+		roles |= AUTH_READ;
+		if ((need & AUTH_READ) && !*found) {
+			*found = true;
+			*tenant = srv->read_tenants[i];
+		}
+	}
 	return roles;
 }
 
@@ -56,35 +119,73 @@ static const char *value_n(struct MHD_Connection *conn, enum MHD_ValueKind kind,
 	return v;
 }
 
-int auth__check(const struct request *r, unsigned need)
+int auth__check(const struct request *r, unsigned need, const char **tenant)
 {
 	const struct server *srv = r->srv;
 	const char *authz, *v;
 	unsigned roles = 0;
+	bool found = false;
 	size_t len;
 
+	*tenant = NULL;
 	if (need == AUTH_NONE || (!srv->nr_tokens && !srv->nr_read_tokens))
 		return 0;
 	if ((v = value_n(r->conn, MHD_HEADER_KIND, "GPROFILER-API-KEY", &len)))
-		roles |= roles_of(srv, v, len);
+		roles |= roles_of(srv, v, len, need, tenant, &found);
 	if ((v = value_n(r->conn, MHD_GET_ARGUMENT_KIND, "key", &len)))
-		roles |= roles_of(srv, v, len);
+		roles |= roles_of(srv, v, len, need, tenant, &found);
 	authz = value_n(r->conn, MHD_HEADER_KIND, "Authorization", &len);
 	if (authz && len > 7 && !strncasecmp(authz, "Bearer ", 7)) {
-		roles |= roles_of(srv, authz + 7, len - 7);
+		roles |= roles_of(srv, authz + 7, len - 7, need, tenant, &found);
 	} else if (authz && len > 6 && !strncasecmp(authz, "Basic ", 6)) {
 		char *pass = NULL;
 		char *user = MHD_basic_auth_get_username_password(r->conn, &pass);
 		if (user)
 			MHD_free(user);
 		if (pass) {
-			roles |= roles_of(srv, pass, strlen(pass));
+			/* the tenant points into the server's copy, not into pass */
+			roles |= roles_of(srv, pass, strlen(pass), need, tenant, &found);
 			MHD_free(pass);
 		}
 	}
 	if (roles & need)
 		return 0;
 	return roles ? -EPERM : -EACCES;
+}
+
+bool tenant__valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > 64)
+		return false;
+	for (; *name; name++)
+		if (!isalnum((unsigned char)*name) && *name != '_' && *name != '-')
+			return false;
+	return true;
+}
+
+char *tenant__service(const struct request *r, const char *service)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!r->tenant)
+		return NULL;
+	strbuf_addf(&sb, "%s:%s", r->tenant, service);
+	return strbuf_detach(&sb, NULL);
+}
+
+const char *tenant__strip(const struct request *r, const char *stored)
+{
+	const char *colon = strchr(stored, ':');
+	size_t len;
+
+	if (!r->tenant)
+		return colon ? NULL : stored;
+	len = strlen(r->tenant);
+	if (!colon || (size_t)(colon - stored) != len || strncmp(stored, r->tenant, len))
+		return NULL;
+	return colon + 1;
 }
 
 bool auth__loopback(const struct sockaddr_storage *sa)

@@ -25,6 +25,8 @@ struct server {
 	size_t nr_tokens;
 	char **read_tokens;		/* read (query) tokens */
 	size_t nr_read_tokens;
+	char **tenants, **read_tenants;	/* per token, NULL: none */
+	bool tenancy;			/* some token has a tenant */
 	int lock_fd;			/* holds the data directory's lock file, or -1 */
 	struct strbuf tls_cert, tls_key;	/* PEM, kept while the daemon runs; empty: HTTP */
 	uint16_t port;
@@ -38,6 +40,7 @@ struct request {
 	struct server *srv;
 	struct MHD_Connection *conn;
 	const char *method, *url;
+	const char *tenant;		/* whose services it sees, NULL: the default tenant */
 	struct strbuf body;		/* as received (the handler may decode it) */
 	bool too_large;
 };
@@ -79,10 +82,23 @@ int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t li
 
 /* What a route needs (server/auth.c): nothing, a read token or a write token. */
 enum { AUTH_NONE = 0, AUTH_WRITE = 1, AUTH_READ = 2 };
-/* Checks the request's token against need when the server has tokens. Returns 0 when
- * allowed (or no token is configured), -EACCES without a valid token (401), -EPERM when
- * the token is valid but lacks the role (403). A token containing NUL never matches. */
-int auth__check(const struct request *r, unsigned need);
+/* Copies the tokens and their tenants of o into srv (free with auth__release, also after
+ * a failure). Returns 0, or -EINVAL with err set when a tenant name is invalid. */
+int auth__init(struct server *srv, const struct server_options *o, char *err, size_t errlen);
+void auth__release(struct server *srv);
+/* Checks the request's token against need when the server has tokens, and sets *tenant
+ * to the tenant of the token that matched (NULL: none). Returns 0 when allowed (or no
+ * token is configured), -EACCES without a valid token (401), -EPERM when the token is
+ * valid but lacks the role (403). A token containing NUL never matches. */
+int auth__check(const struct request *r, unsigned need, const char **tenant);
+/* True for a tenant name: 1 to 64 characters of [A-Za-z0-9_-]. */
+bool tenant__valid(const char *name);
+/* The name a service of r's tenant is stored under ("TENANT:SERVICE", ':' is never in a
+ * service name), malloc'd; NULL when r has no tenant (stored as it is). */
+char *tenant__service(const struct request *r, const char *service);
+/* The name r's tenant knows stored service name by, or NULL when it belongs to another
+ * tenant. */
+const char *tenant__strip(const struct request *r, const char *stored);
 /* True when sa is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z). */
 bool auth__loopback(const struct sockaddr_storage *sa);
 /* Refuses (-EPERM with err set) to serve a non-loopback address sa with no token unless

@@ -49,9 +49,14 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 	if (ingest__check_time(resp, "from", put->from, req__now()) ||
 	    ingest__check_time(resp, "until", put->until, req__now()))
 		return -ERANGE;
+	struct store_put own = *put;
+	char *name = tenant__service(r, put->service);
+	if (name)
+		own.service = name;
 	pthread_mutex_lock(&r->srv->lock);
-	ret = store__put(r->srv->store, put, err, sizeof(err));
+	ret = store__put(r->srv->store, &own, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
+	free(name);
 	if (ret) {
 		log_error("%s", err);
 		resp__error(resp, ret == -EINVAL ? 422 : ret == -ENOSPC ? 507 : 500, "%s", err);

@@ -49,6 +49,14 @@ static int parse_profile_type(struct request *r, struct response *resp, struct s
 	return 0;
 }
 
+/* A stored service name as the request's tenant knows it. */
+static const char *shown(const struct request *r, const char *stored)
+{
+	const char *name = tenant__strip(r, stored);
+
+	return name ? name : stored;
+}
+
 /* Parses a query selector and a time range from the named arguments. Sets an error
  * response and returns -EINVAL when one is malformed. */
 static int parse_query(struct request *r, struct response *resp, const char *qname,
@@ -72,6 +80,16 @@ static int parse_query(struct request *r, struct response *resp, const char *qna
 	}
 	if (parse_profile_type(r, resp, q))
 		return -EINVAL;
+	if (q->service && r->tenant) {
+		char *own = tenant__service(r, q->service);
+		free(q->service);
+		q->service = own;
+	} else if (!q->service && r->srv->tenancy) {
+		/* the store lists labels of every service: that would cross tenants */
+		resp__error(resp, 400, "missing '%s' parameter: on a server with tenants a "
+			    "query names its service", qname);
+		return -EINVAL;
+	}
 	*from = now - 3600;
 	*until = now;
 	if (((s = req__arg(r, fname)) && attime__parse(s, now, from)) ||
@@ -186,7 +204,7 @@ static void send_export(struct request *r, struct response *resp, const char *fo
 {
 	json_t *meta = profile__meta(p);
 
-	json_object_set_new(meta, "service", json_string(q->service));
+	json_object_set_new(meta, "service", json_string(shown(r, q->service)));
 	json_object_set_new(meta, "start_time", json_integer(from));
 	json_object_set_new(meta, "end_time", json_integer(until));
 	json_object_set_new(meta, "frequency", json_integer(rate));
@@ -269,8 +287,8 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 	store_tree_init(&lt);
 	store_tree_init(&rt);
 	render_key(&key, rq ? "diff" : "single", queries, times, rq ? 2 : 1, max_nodes);
-	strbuf_addf(&key, "|%s|%s", lq->profile_type ? lq->profile_type : "",
-		    rq && rq->profile_type ? rq->profile_type : "");
+	strbuf_addf(&key, "|%s|%s|%s", lq->profile_type ? lq->profile_type : "",
+		    rq && rq->profile_type ? rq->profile_type : "", r->tenant ? r->tenant : "");
 	pthread_mutex_lock(&r->srv->lock);
 	gen = store__generation(r->srv->store);
 	if (!render_cache__get(r->srv->cache, key.buf, gen, fb, ticks)) {
@@ -371,8 +389,8 @@ void query__render(struct request *r, struct response *resp)
 		goto out;
 	}
 	json_object_set_new(meta, "format", json_string("single"));
-	json_object_set_new(meta, "name", json_string(q.service));
-	json_object_set_new(meta, "appName", json_string(q.service));
+	json_object_set_new(meta, "name", json_string(shown(r, q.service)));
+	json_object_set_new(meta, "appName", json_string(shown(r, q.service)));
 	json_object_set_new(meta, "startTime", json_integer(from));
 	json_object_set_new(meta, "endTime", json_integer(until));
 	json_object_set_new(meta, "query", json_string(text));
@@ -437,8 +455,8 @@ void query__render_diff(struct request *r, struct response *resp)
 	meta = service_meta(r->srv, lq.service);
 	pthread_mutex_unlock(&r->srv->lock);
 	json_object_set_new(meta, "format", json_string("double"));
-	json_object_set_new(meta, "name", json_string(lq.service));
-	json_object_set_new(meta, "appName", json_string(lq.service));
+	json_object_set_new(meta, "name", json_string(shown(r, lq.service)));
+	json_object_set_new(meta, "appName", json_string(shown(r, lq.service)));
 	json_object_set_new(meta, "maxNodes", json_integer((json_int_t)max_nodes));
 	send_render(resp, fb.buf, fb.len, json_pack("{s:O,s:I,s:I}", "metadata", meta,
 						    "leftTicks", (json_int_t)ticks[0],
@@ -586,11 +604,15 @@ void query__apps(struct request *r, struct response *resp)
 		return;
 	}
 	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:I}", "name", sv[i].name,
+	for (size_t i = 0; i < n; i++) {
+		const char *name = tenant__strip(r, sv[i].name);
+		if (!name)	/* another tenant's */
+			continue;
+		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:I}", "name", name,
 						   "spyName", sv[i].spy_name, "sampleRate",
 						   (int)sv[i].sample_rate, "units", sv[i].units,
 						   "lastSeen", (json_int_t)sv[i].last_seen));
+	}
 	store__free_services(sv, n);
 	resp__json(resp, 200, a);
 }

@@ -275,18 +275,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return send_error(conn, known ? 405 : 404,
 					  known ? "method not allowed" : "no such endpoint");
 		struct request probe = { .srv = srv, .conn = conn };
+		const char *tenant, *org;
 		char why[128];
 		int rc;
 
 		if (auth__hygiene(conn, why, sizeof(why)))
 			return send_error(conn, 400, why);
-		rc = auth__check(&probe, (unsigned)route->auth);
+		rc = auth__check(&probe, (unsigned)route->auth, &tenant);
 		if (rc == -EACCES)
 			return send_unauthorized(conn);
 		if (rc)
 			return send_error(conn, 403, route->auth == AUTH_WRITE
 					  ? "this token may not upload: it is a read token"
 					  : "this token may not read: it is a write token");
+		/* Pyroscope's tenant header: a token without a tenant may pick one; a tenant's
+		 * token may only name its own. Ignored on a server without tenants. */
+		org = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Scope-OrgID");
+		if (srv->tenancy && org && route->auth != AUTH_NONE) {
+			if (!tenant__valid(org))
+				return send_error(conn, 400, "invalid X-Scope-OrgID: use 1 to 64 "
+						  "characters of [A-Za-z0-9_-]");
+			if (tenant && strcmp(tenant, org))
+				return send_error(conn, 403, "this token is not for the tenant "
+						  "X-Scope-OrgID names");
+			tenant = org;
+		}
 		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (clen && strtoull(clen, NULL, 10) > srv->opts.max_body_bytes) {
 			char msg[96];
@@ -300,6 +313,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		cs->req.conn = conn;
 		cs->req.method = method;
 		cs->req.url = url;
+		cs->req.tenant = tenant;
 		strbuf_init(&cs->req.body, 0);
 		*con_cls = cs;
 		return MHD_YES;
@@ -473,14 +487,6 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		srv->opts.max_decoded_bytes = SERVER_DEFAULT_MAX_DECODED;
 	if (!srv->opts.threads)
 		srv->opts.threads = 4;
-	srv->nr_tokens = opts->nr_tokens;
-	srv->tokens = xcalloc(opts->nr_tokens + 1, sizeof(*srv->tokens));
-	for (size_t i = 0; i < opts->nr_tokens; i++)
-		srv->tokens[i] = xstrdup(opts->tokens[i]);
-	srv->nr_read_tokens = opts->nr_read_tokens;
-	srv->read_tokens = xcalloc(opts->nr_read_tokens + 1, sizeof(*srv->read_tokens));
-	for (size_t i = 0; i < opts->nr_read_tokens; i++)
-		srv->read_tokens[i] = xstrdup(opts->read_tokens[i]);
 	srv->lock_fd = -1;
 	strbuf_init(&srv->tls_cert, 0);
 	strbuf_init(&srv->tls_key, 0);
@@ -488,7 +494,8 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	pthread_mutex_init(&srv->stop_lock, NULL);
 	srv->cache = render_cache__new(RENDER_CACHE_ENTRIES, RENDER_CACHE_BYTES);
 	pthread_cond_init(&srv->stop_cond, NULL);
-	if (parse_listen(srv->opts.listen, &sa, err, errlen) ||
+	if (auth__init(srv, opts, err, errlen) ||
+	    parse_listen(srv->opts.listen, &sa, err, errlen) ||
 	    auth__check_listen(&srv->opts, &sa, err, errlen) ||
 	    tls__load(srv, tls, err, errlen))
 		goto fail;
@@ -546,13 +553,8 @@ void server__stop(struct server *srv)
 		close(srv->lock_fd);
 	strbuf_release(&srv->tls_cert);
 	strbuf_release(&srv->tls_key);
-	for (size_t i = 0; i < srv->nr_read_tokens; i++)
-		free(srv->read_tokens[i]);
-	free(srv->read_tokens);
+	auth__release(srv);
 	render_cache__free(srv->cache);
-	for (size_t i = 0; i < srv->nr_tokens; i++)
-		free(srv->tokens[i]);
-	free(srv->tokens);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_mutex_destroy(&srv->stop_lock);
 	pthread_cond_destroy(&srv->stop_cond);

@@ -29,6 +29,10 @@ struct server_options {
 	size_t nr_tokens;
 	const char *const *read_tokens;	/* read tokens: may query (a token in both may do both) */
 	size_t nr_read_tokens;
+	/* The tenant of each token (parallel to tokens and read_tokens; NULL arrays or entries:
+	 * none). With any tenant, a tenant's token sees and writes only its own services, and
+	 * a token without one picks a tenant with X-Scope-OrgID (none: the default tenant). */
+	const char *const *token_tenants, *const *read_token_tenants;
 	bool insecure_open;		/* no token on a non-loopback address is allowed */
 	const char *tls_cert, *tls_key;	/* PEM files: serve HTTPS (both or neither) */
 	size_t max_body_bytes;		/* request body as sent (413 beyond) */

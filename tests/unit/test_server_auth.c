@@ -2,7 +2,8 @@
  * every read route without a token, with a wrong one and with a write token; uploads with
  * a read token; NUL bytes that used to cut tokens and service names; invalid UTF-8; an
  * open server on a non-loopback address; a second server on the same data directory or
- * port. Each time a normal client with the right token is still served. */
+ * port; one tenant reading or writing another's services. Each time a normal client with
+ * the right token is still served. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,7 +62,8 @@ static size_t on_data(char *d, size_t size, size_t n, void *arg)
 
 static struct strbuf headers_seen = STRBUF_INIT;
 
-/* One request with one optional header; userpwd sets basic auth. Returns the status. */
+/* One request with optional headers (header: lines joined by '\n'); userpwd sets basic
+ * auth. Returns the status. */
 static long http(uint16_t port, const char *path, const char *header, const char *userpwd,
 		 const char *body, struct strbuf *reply)
 {
@@ -71,8 +73,13 @@ static long http(uint16_t port, const char *path, const char *header, const char
 	long status = 0;
 
 	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
-	if (header)
-		h = curl_slist_append(h, header);
+	for (const char *p = header; p && *p;) {
+		size_t len = strcspn(p, "\n");
+		char line[256];
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		h = curl_slist_append(h, line);
+		p += len + (p[len] == '\n');
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url.buf);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -172,6 +179,10 @@ static void test_uploads_need_a_write_token(void **state)
 	assert_int_equal(http(port, "/ingest?name=app.cpu", NULL, "app:w-token", "main;x 1\n", &reply), 200);
 	assert_int_equal(http(port, "/api/apps", rd, NULL, NULL, &reply), 200);
 	assert_non_null(strstr(reply.buf, "\"app.cpu\""));
+	/* a server without tenants ignores X-Scope-OrgID (Alloy may send one) */
+	assert_int_equal(http(port, "/api/apps", "Authorization: Bearer r-token\nX-Scope-OrgID: x", NULL,
+			      NULL, &reply), 200);
+	assert_non_null(strstr(reply.buf, "\"app.cpu\""));
 	strbuf_release(&reply);
 	server__stop(srv);
 }
@@ -247,6 +258,86 @@ static void test_open_server_only_on_loopback(void **state)
 
 /* Two servers on one data directory split the uploads and fail some with UNIQUE errors;
  * two on one port split the connections. The second one must not start. */
+/* Tenants: acme's and beta's tokens each see and write only their own services, under the
+ * same names; a token may not name another tenant in X-Scope-OrgID; a token without a
+ * tenant picks one with it, or gets the default tenant. */
+static void test_tenants_see_only_their_own(void **state)
+{
+	static const char *const w[] = { "w-acme", "w-beta", "w-admin" };
+	static const char *const wt[] = { "acme", "beta", NULL };
+	static const char *const r[] = { "r-acme", "r-beta", "r-admin" };
+	static const char *const rt[] = { "acme", "beta", NULL };
+	struct strbuf data = STRBUF_INIT, reply = STRBUF_INIT;
+	char err[512];
+	const char *render = "/render?query=app.cpu&format=collapsed&from=now-1h&until=now";
+	const char *ingest = "/ingest?name=app.cpu%7Bhost%3Dh%7D&from=now-10&until=now";
+
+	strbuf_addf(&data, "%s/tenants", dir);
+	struct server_options o = { .listen = "127.0.0.1:0", .data_dir = data.buf, .threads = 2,
+				    .tokens = w, .nr_tokens = 3, .token_tenants = wt,
+				    .read_tokens = r, .nr_read_tokens = 3, .read_token_tenants = rt };
+	struct server *srv = server__start(&o, err, sizeof(err));
+	if (!srv)
+		fail_msg("%s", err);
+	uint16_t port = server__port(srv);
+
+	assert_int_equal(http(port, ingest, "Authorization: Bearer w-acme", NULL, "main;acme_secret 3\n",
+			      &reply), 200);
+	assert_int_equal(http(port, ingest, NULL, "beta:w-beta", "main;beta_secret 5\n", &reply), 200);
+	assert_int_equal(http(port, ingest, "Authorization: Bearer w-admin", NULL, "main;shared 7\n",
+			      &reply), 200);
+	/* the same query, and the same URL for the render cache, per tenant */
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(http(port, render, "Authorization: Bearer r-acme", NULL, NULL, &reply), 200);
+		assert_non_null(strstr(reply.buf, "main;acme_secret 3"));
+		assert_null(strstr(reply.buf, "beta_secret"));
+		assert_null(strstr(reply.buf, "shared"));
+		assert_int_equal(http(port, render, "Authorization: Bearer r-beta", NULL, NULL, &reply), 200);
+		assert_non_null(strstr(reply.buf, "main;beta_secret 5"));
+		assert_null(strstr(reply.buf, "acme_secret"));
+		assert_int_equal(http(port, render, "Authorization: Bearer r-admin", NULL, NULL, &reply), 200);
+		assert_non_null(strstr(reply.buf, "main;shared 7"));
+		assert_null(strstr(reply.buf, "secret"));
+	}
+	/* the service list shows a tenant its own names, without any prefix */
+	assert_int_equal(http(port, "/api/apps", "Authorization: Bearer r-acme", NULL, NULL, &reply), 200);
+	assert_non_null(strstr(reply.buf, "\"name\":\"app.cpu\""));
+	assert_null(strstr(reply.buf, "acme:"));
+	assert_null(strstr(reply.buf, "beta"));
+	assert_int_equal(http(port, "/api/apps", "Authorization: Bearer r-admin", NULL, NULL, &reply), 200);
+	assert_null(strstr(reply.buf, "acme"));
+	/* X-Scope-OrgID: not another tenant's; a token without a tenant picks one */
+	assert_int_equal(http(port, render, "Authorization: Bearer r-acme\nX-Scope-OrgID: beta", NULL,
+			      NULL, &reply), 403);
+	assert_int_equal(http(port, ingest, "Authorization: Bearer w-acme\nX-Scope-OrgID: beta", NULL,
+			      "main;forged 1\n", &reply), 403);
+	assert_int_equal(http(port, render, "Authorization: Bearer r-acme\nX-Scope-OrgID: acme", NULL,
+			      NULL, &reply), 200);
+	assert_non_null(strstr(reply.buf, "acme_secret"));
+	assert_int_equal(http(port, render, "Authorization: Bearer r-admin\nX-Scope-OrgID: beta", NULL,
+			      NULL, &reply), 200);
+	assert_non_null(strstr(reply.buf, "beta_secret"));
+	assert_int_equal(http(port, render, "Authorization: Bearer r-admin\nX-Scope-OrgID: a:b", NULL,
+			      NULL, &reply), 400);
+	/* label lists without a service would cross tenants */
+	assert_int_equal(http(port, "/pyroscope/labels", "Authorization: Bearer r-acme", NULL, NULL,
+			      &reply), 400);
+	assert_int_equal(http(port, "/pyroscope/label-values?label=host&query=app.cpu",
+			      "Authorization: Bearer r-beta", NULL, NULL, &reply), 200);
+	assert_string_equal(reply.buf, "[\"h\"]");
+	server__stop(srv);
+
+	/* a tenant name that could not be kept apart is refused at start */
+	static const char *const bad[] = { "a:b" };
+	o.token_tenants = bad;
+	o.nr_tokens = 1;
+	o.read_token_tenants = NULL;
+	assert_null(server__start(&o, err, sizeof(err)));
+	assert_non_null(strstr(err, "invalid tenant 'a:b'"));
+	strbuf_release(&data);
+	strbuf_release(&reply);
+}
+
 static void test_one_server_per_store_and_port(void **state)
 {
 	struct server *a = start(), *b;
@@ -325,6 +416,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nul_and_invalid_utf8_are_refused, setup, teardown),
 		cmocka_unit_test(test_valid_utf8),
 		cmocka_unit_test_setup_teardown(test_open_server_only_on_loopback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tenants_see_only_their_own, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_server_per_store_and_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sqlite_url_is_locked, setup, teardown),
 	};
