@@ -195,6 +195,12 @@ static void test_nul_and_invalid_utf8_are_refused(void **state)
 	struct strbuf reply = STRBUF_INIT;
 	const char *wr = "Authorization: Bearer w-token", *rd = "Authorization: Bearer r-token";
 
+	/* basic auth "u:r-token\0x" (a NUL inside base64 reaches no argument check) */
+	assert_int_equal(http(port, "/api/apps", "Authorization: Basic dTpyLXRva2VuAHg=", NULL, NULL,
+			      &reply), 401);
+	assert_int_equal(http(port, "/api/apps", "Authorization: Basic dTpyLXRva2Vu", NULL, NULL,
+			      &reply), 200);	/* "u:r-token" */
+	assert_int_equal(http(port, "/api/apps", "Authorization: Basic !!!", NULL, NULL, &reply), 401);
 	assert_int_equal(http(port, "/api/apps?key=r-token%00x", NULL, NULL, NULL, &reply), 400);
 	assert_non_null(strstr(reply.buf, "argument 'key' contains a NUL byte"));
 	assert_int_equal(http(port, "/ingest?name=app.cpu&key=w-token%00", NULL, NULL, "main;x 1\n",
