@@ -130,7 +130,8 @@ bool ingest__check_service(struct response *resp, const char *name);
 /* Checks that an uploaded time t (seconds) lies in [0, now + INGEST_MAX_FUTURE]. Returns
  * 0, or sets a 422 naming field and returns -ERANGE. */
 int ingest__check_time(struct response *resp, const char *field, int64_t t, int64_t now);
-/* Shared by the ingest handlers. Checks put's service and times (400/422, as above),
+/* Shared by the ingest handlers. Checks put's service, times and labels (valid UTF-8),
+ * 400/422 as above,
  * stores it under the server's lock; on failure sets a 422/507/500 error and returns a
  * negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);

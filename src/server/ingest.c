@@ -49,6 +49,17 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 	if (ingest__check_time(resp, "from", put->from, req__now()) ||
 	    ingest__check_time(resp, "until", put->until, req__now()))
 		return -ERANGE;
+	/* a label that is not UTF-8 would be stored and never listed (JSON is UTF-8) */
+	for (size_t i = 0; i < put->nr_series; i++) {
+		const struct labels *l = &put->series[i];
+		for (size_t j = 0; j < l->n; j++) {
+			if (auth__valid_utf8(l->v[j].name, strlen(l->v[j].name)) &&
+			    auth__valid_utf8(l->v[j].value, strlen(l->v[j].value)))
+				continue;
+			resp__error(resp, 400, "label '%.64s' is not valid UTF-8", l->v[j].name);
+			return -EINVAL;
+		}
+	}
 	struct store_put own = *put;
 	char *name = tenant__service(r, put->service);
 	if (name)

@@ -122,13 +122,15 @@ static void test_times_are_range_checked(void **state)
 	strbuf_release(&path);
 }
 
-/* A Connect push of one pprof with time_nanos t. */
-static long push(int64_t t, const char *service, struct strbuf *reply)
+/* A Connect push of one pprof with time_nanos t and label region=region. */
+static long push_labeled(int64_t t, const char *service, const char *region,
+			 struct strbuf *reply)
 {
 	struct profile *p = profile__new();
 	struct strbuf pb = STRBUF_INIT;
 	const char *frames[] = { "main", "work" };
-	Push__V1__LabelPair l = PUSH__V1__LABEL_PAIR__INIT, *lv[1] = { &l };
+	Push__V1__LabelPair l = PUSH__V1__LABEL_PAIR__INIT, l2 = PUSH__V1__LABEL_PAIR__INIT;
+	Push__V1__LabelPair *lv[2] = { &l, &l2 };
 	Push__V1__RawSample s = PUSH__V1__RAW_SAMPLE__INIT, *sv[1] = { &s };
 	Push__V1__RawProfileSeries ser = PUSH__V1__RAW_PROFILE_SERIES__INIT, *serv[1] = { &ser };
 	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
@@ -155,7 +157,9 @@ static long push(int64_t t, const char *service, struct strbuf *reply)
 	l.value = (char *)service;
 	s.raw_profile.data = (uint8_t *)pb.buf;
 	s.raw_profile.len = pb.len;
-	ser.n_labels = 1, ser.labels = lv, ser.n_samples = 1, ser.samples = sv;
+	l2.name = "region";
+	l2.value = (char *)region;
+	ser.n_labels = region ? 2 : 1, ser.labels = lv, ser.n_samples = 1, ser.samples = sv;
 	req.n_series = 1, req.series = serv;
 	size_t len = push__v1__push_request__get_packed_size(&req);
 	uint8_t *buf = xmalloc(len + 1);
@@ -168,6 +172,11 @@ static long push(int64_t t, const char *service, struct strbuf *reply)
 	return status;
 }
 
+static long push(int64_t t, const char *service, struct strbuf *reply)
+{
+	return push_labeled(t, service, NULL, reply);
+}
+
 static void test_push_times_are_range_checked(void **state)
 {
 	struct strbuf reply = STRBUF_INIT;
@@ -176,7 +185,12 @@ static void test_push_times_are_range_checked(void **state)
 	assert_non_null(strstr(reply.buf, "'time_nanos' is out of range"));
 	apps(&reply);
 	assert_null(strstr(reply.buf, "pushed"));
-	assert_int_equal(push(0, "pushed", &reply), 200);
+	/* a label value that is not UTF-8 would be stored and never listed */
+	assert_int_equal(push_labeled(0, "pushed", "eu\xff", &reply), 400);
+	assert_non_null(strstr(reply.buf, "label 'region' is not valid UTF-8"));
+	apps(&reply);
+	assert_null(strstr(reply.buf, "pushed"));
+	assert_int_equal(push_labeled(0, "pushed", "eu", &reply), 200);
 	apps(&reply);
 	assert_non_null(strstr(reply.buf, "pushed"));
 	strbuf_release(&reply);
