@@ -28,9 +28,10 @@ static void usage(FILE *f)
 		"  --read-token T          a read token: may query and use the UI (repeatable)\n"
 		"  --tokens-file FILE      tokens from FILE, one per line: TOKEN [write|read|rw]\n"
 		"                          [tenant=NAME] (write when no role is given; # comments);\n"
-		"                          a tenant's token sees only the tenant's services\n"
-		"                          With any token, every route but the health checks needs\n"
-		"                          one; without, only loopback addresses are served\n"
+		"                          a tenant's token sees only the tenant's services.\n"
+		"                          With any token, every route but the health checks and\n"
+		"                          the UI's files needs one; without, only loopback\n"
+		"                          addresses are served\n"
 		"  --insecure-open         serve a non-loopback address without any token\n"
 		"  --tls-cert FILE, --tls-key FILE\n"
 		"                          serve HTTPS with this PEM certificate (chain) and key\n"
@@ -212,6 +213,8 @@ int cmd_serve(int argc, char **argv)
 	if (tokens.n && !readers.n)
 		log_info("no read token: queries and the web UI are refused until one is given "
 			 "(--read-token)");
+	if (readers.n && !tokens.n)
+		log_info("no write token: uploads are refused until one is given (--token)");
 	if (opts.insecure_open && !tokens.n && !readers.n)
 		log_info("serving without tokens (--insecure-open): anyone who can connect may "
 			 "read and upload");
