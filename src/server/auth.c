@@ -179,6 +179,43 @@ int auth__check(const struct request *r, unsigned need, const char **tenant)
 	return roles ? -EPERM : -EACCES;
 }
 
+unsigned auth__admit(struct request *r, unsigned need, char *why, size_t len)
+{
+	const char *tenant, *org;
+	int rc;
+
+	if (auth__hygiene(r->conn, why, len))
+		return 400;
+	rc = auth__check(r, need, &tenant);
+	if (rc == -EACCES) {
+		errmsg(why, len, "missing or invalid token");
+		return 401;
+	}
+	if (rc) {
+		errmsg(why, len, "%s", need == AUTH_WRITE
+		       ? "this token may not upload: it is a read token"
+		       : "this token may not read: it is a write token");
+		return 403;
+	}
+	/* Pyroscope's tenant header: a token without a tenant may pick one; a tenant's token
+	 * may only name its own. Ignored on a server without tenants. */
+	org = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID");
+	if (r->srv->tenancy && org && need != AUTH_NONE) {
+		if (!tenant__valid(org)) {
+			errmsg(why, len, "invalid X-Scope-OrgID: use 1 to 64 characters of "
+			       "[A-Za-z0-9_-]");
+			return 400;
+		}
+		if (tenant && strcmp(tenant, org)) {
+			errmsg(why, len, "this token is not for the tenant X-Scope-OrgID names");
+			return 403;
+		}
+		tenant = org;
+	}
+	r->tenant = tenant;
+	return 0;
+}
+
 bool tenant__valid(const char *name)
 {
 	size_t n = strlen(name);

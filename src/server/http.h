@@ -91,6 +91,11 @@ void auth__release(struct server *srv);
  * token is configured), -EACCES without a valid token (401), -EPERM when the token is
  * valid but lacks the role (403). A token containing NUL never matches. */
 int auth__check(const struct request *r, unsigned need, const char **tenant);
+/* Everything checked before a route's handler runs: the request's hygiene (400), its
+ * token for need (401/403) and its tenant (token's, or X-Scope-OrgID's on a server with
+ * tenants: 400/403), which it sets in r->tenant. r needs srv and conn. Returns 0, or the
+ * HTTP status to answer with and the message in why. */
+unsigned auth__admit(struct request *r, unsigned need, char *why, size_t len);
 /* True for a tenant name: 1 to 64 characters of [A-Za-z0-9_-]. */
 bool tenant__valid(const char *name);
 /* The name a service of r's tenant is stored under ("TENANT:SERVICE", ':' is never in a

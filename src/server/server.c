@@ -275,31 +275,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return send_error(conn, known ? 405 : 404,
 					  known ? "method not allowed" : "no such endpoint");
 		struct request probe = { .srv = srv, .conn = conn };
-		const char *tenant, *org;
-		char why[128];
-		int rc;
+		char why[160];
+		unsigned status = auth__admit(&probe, (unsigned)route->auth, why, sizeof(why));
 
-		if (auth__hygiene(conn, why, sizeof(why)))
-			return send_error(conn, 400, why);
-		rc = auth__check(&probe, (unsigned)route->auth, &tenant);
-		if (rc == -EACCES)
+		if (status == 401)
 			return send_unauthorized(conn);
-		if (rc)
-			return send_error(conn, 403, route->auth == AUTH_WRITE
-					  ? "this token may not upload: it is a read token"
-					  : "this token may not read: it is a write token");
-		/* Pyroscope's tenant header: a token without a tenant may pick one; a tenant's
-		 * token may only name its own. Ignored on a server without tenants. */
-		org = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Scope-OrgID");
-		if (srv->tenancy && org && route->auth != AUTH_NONE) {
-			if (!tenant__valid(org))
-				return send_error(conn, 400, "invalid X-Scope-OrgID: use 1 to 64 "
-						  "characters of [A-Za-z0-9_-]");
-			if (tenant && strcmp(tenant, org))
-				return send_error(conn, 403, "this token is not for the tenant "
-						  "X-Scope-OrgID names");
-			tenant = org;
-		}
+		if (status)
+			return send_error(conn, status, why);
 		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (clen && strtoull(clen, NULL, 10) > srv->opts.max_body_bytes) {
 			char msg[96];
@@ -313,7 +295,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		cs->req.conn = conn;
 		cs->req.method = method;
 		cs->req.url = url;
-		cs->req.tenant = tenant;
+		cs->req.tenant = probe.tenant;
 		strbuf_init(&cs->req.body, 0);
 		*con_cls = cs;
 		return MHD_YES;
