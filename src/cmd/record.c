@@ -17,6 +17,7 @@
 #include "agent/output.h"
 #include "agent/sampler.h"
 #include "agent/session.h"
+#include "agent/otlp_export.h"
 #include "agent/upload.h"
 #include "cmd/cmd.h"
 #include "profile/profile.h"
@@ -33,6 +34,7 @@ struct record_upload {
 	const char *spool_dir;		/* default: OUTPUT_DIR/spool */
 	const char *ca_file;		/* https: CAs to verify the server (default: system) */
 	bool insecure_skip_verify;	/* https: do not verify the server at all */
+	const char *otlp_endpoint;	/* --otlp-endpoint: also sent as OTLP profiles */
 };
 
 /* Sessions kept on disk while the server cannot be reached (agent/upload.h). */
@@ -57,7 +59,9 @@ enum {
 	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
 	OPT_STACK_SIZE, OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
 	OPT_CA_FILE, OPT_INSECURE_TLS,
+	OPT_OTLP_ENDPOINT,
 	OPT_RUNTIME = 512,	/* and up: the runtimes' options (runtimes/registry.h) */
+	OPT_RUNTIME_VALUE = 768,	/* and up: the runtimes' value options */
 };
 
 #define MAX_OPTIONS 64
@@ -80,6 +84,7 @@ static const struct option fixed_options[] = {
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
 	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
 	{ "insecure-skip-verify", no_argument, NULL, OPT_INSECURE_TLS },
+	{ "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -92,6 +97,7 @@ static void build_options(struct option *opts)
 
 	memcpy(opts, fixed_options, sizeof(fixed_options));
 	n += runtime_cli__options(opts + n, MAX_OPTIONS - 1 - n, OPT_RUNTIME);
+	n += runtime_cli__value_options(opts + n, MAX_OPTIONS - 1 - n, OPT_RUNTIME_VALUE);
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
@@ -123,9 +129,19 @@ static void usage(FILE *f)
 	      "      --ca-file FILE            verify an https server with these CAs (PEM)\n"
 	      "                                instead of the system's\n"
 	      "      --insecure-skip-verify    do not verify an https server's certificate\n"
+	      "      --otlp-endpoint URL       also send each session as OTLP profiles over\n"
+	      "                                HTTP (e.g. a Collector's http://host:4318)\n"
 	      "  -v, --verbose                 more messages;  -q, --quiet  errors only\n"
 	      "  -h, --help                    this text\n",
 	      f);
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -202,10 +218,17 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case OPT_SPOOL_DIR: o->upload.spool_dir = optarg; break;
 		case OPT_CA_FILE: o->upload.ca_file = optarg; break;
 		case OPT_INSECURE_TLS: o->upload.insecure_skip_verify = true; break;
+		case OPT_OTLP_ENDPOINT: o->upload.otlp_endpoint = optarg; break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;
 		case 'h': usage(stdout); return 1;
 		default:
+			if (c >= OPT_RUNTIME_VALUE) {
+				if (runtime_choices__apply_value(&o->runtimes, OPT_RUNTIME_VALUE, c,
+								 optarg) < 0)
+					goto bad;
+				break;
+			}
 			if (c >= OPT_RUNTIME) {
 				if (runtime_choices__apply(&o->runtimes, OPT_RUNTIME, c, optarg) < 0)
 					goto bad;
@@ -286,6 +309,7 @@ int cmd_record(int argc, char **argv)
 	struct session *s = NULL;
 	struct output out = { 0 };
 	struct uploader *up = NULL;
+	struct otlp_exporter *otlp = NULL;
 	char err[512] = "";
 	json_t *args = NULL;
 	int ret;
@@ -314,6 +338,8 @@ int cmd_record(int argc, char **argv)
 		if (uploader__health_check(up, err, sizeof(err)) < 0)
 			log_warn("%s: sessions are spooled until the server answers", err);
 	}
+	if (o.upload.otlp_endpoint)
+		otlp = otlp_exporter__new(o.upload.otlp_endpoint, o.upload.service_name);
 	ret = output__init(&out, o.output_dir, o.flamegraph, o.rotating);
 	if (ret < 0)
 		goto out;
@@ -348,6 +374,7 @@ int cmd_record(int argc, char **argv)
 		 o.continuous ? " (continuous)" : "", o.output_dir);
 	do {
 		struct profile *p;
+		uint64_t start_ns = wall_ns();
 		ret = session__run(s, (uint64_t)o.duration * 1000, &stop_requested);
 		if (ret < 0) {
 			log_error("failed to read samples: %s", strerror(-ret));
@@ -362,11 +389,14 @@ int cmd_record(int argc, char **argv)
 			else if (sent < 0)
 				log_error("failed to upload the session: %s", err);
 		}
+		if (otlp && otlp_exporter__send(otlp, p, start_ns, wall_ns(), err, sizeof(err)))
+			log_error("%s", err);
 		profile__free(p);
 		if (ret < 0)
 			break;
 	} while (o.continuous && !stop_requested);
 out:
+	otlp_exporter__free(otlp);
 	uploader__free(up);
 	session__free(s);
 	json_decref(args);

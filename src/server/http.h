@@ -126,6 +126,7 @@ int auth__lock_store(const char *location, int *fd, char *err, size_t errlen);
 void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
+void ingest__otlp(struct request *r, struct response *resp);
 
 /* The one service-name rule of every ingest route (selector__valid_service: 1 to 256
  * characters of [A-Za-z0-9_.-/]). Returns true, or sets a 400 naming it and the rule. */
@@ -160,6 +161,14 @@ int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const c
 			const char *pushed_name, struct pprof_series **out, size_t *n, char *err,
 			size_t errlen);
 void ingest__free_series(struct pprof_series *v, size_t n);
+/* The series of a pushed profile: for each label set its stacks use, base's labels plus
+ * the set's own (labels base has win; empty values, names no selector can name, and the
+ * per-request ones — span_id, span_name, profile_id, trace_id — are left out), one series
+ * per distinct result. Fills *out (*n series, at least one) and *stack_series (the series
+ * of each stack); free them with ingest__free_series_labels. Returns 0. */
+int ingest__series(const struct profile *p, const struct labels *base, struct labels **out,
+		   size_t *n, uint32_t **stack_series);
+void ingest__free_series_labels(struct labels *v, size_t n, uint32_t *stack_series);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);
@@ -167,6 +176,14 @@ void query__label_values(struct request *r, struct response *resp);
 void query__label_sets(struct request *r, struct response *resp);
 void query__apps(struct request *r, struct response *resp);
 void query__series(struct request *r, struct response *resp);
+/* Grafana's Pyroscope datasource: the Connect querier API (server/query_connect*.c). */
+void query__connect_profile_types(struct request *r, struct response *resp);
+void query__connect_label_names(struct request *r, struct response *resp);
+void query__connect_label_values(struct request *r, struct response *resp);
+void query__connect_series(struct request *r, struct response *resp);
+void query__connect_select_merge_stacktraces(struct request *r, struct response *resp);
+void query__connect_select_merge_profile(struct request *r, struct response *resp);
+void query__connect_select_series(struct request *r, struct response *resp);
 /* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
 void ui__asset(struct request *r, struct response *resp);
 /* index.html with its embedded stylesheets and scripts inlined (built on first use), or

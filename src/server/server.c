@@ -33,6 +33,7 @@ static const struct route {
 	{ "POST", "/ingest", ingest__pyroscope, AUTH_WRITE },
 	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_WRITE },
 	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_WRITE },
+	{ "POST", "/v1development/profiles", ingest__otlp, AUTH_WRITE },
 	{ "GET", "/pyroscope/render", query__render, AUTH_READ },
 	{ "GET", "/render", query__render, AUTH_READ },
 	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_READ },
@@ -44,6 +45,15 @@ static const struct route {
 	{ "GET", "/api/apps", query__apps, AUTH_READ },
 	{ "GET", "/api/labels", query__label_sets, AUTH_READ },
 	{ "GET", "/api/series", query__series, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/ProfileTypes", query__connect_profile_types, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/LabelNames", query__connect_label_names, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/LabelValues", query__connect_label_values, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/Series", query__connect_series, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/SelectMergeStacktraces",
+	  query__connect_select_merge_stacktraces, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/SelectMergeProfile",
+	  query__connect_select_merge_profile, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/SelectSeries", query__connect_select_series, AUTH_READ },
 	{ "GET", "/", ui__asset, AUTH_NONE },
 	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
 };

@@ -305,6 +305,16 @@ static void test_tenants_see_only_their_own(void **state)
 		assert_non_null(strstr(reply.buf, "main;shared 7"));
 		assert_null(strstr(reply.buf, "secret"));
 	}
+	/* Grafana's selectors pick among the tenant's own services only */
+	const char *grafana = "/render?query=%7Bservice_name%3D%22app%22%7D&format=collapsed"
+			      "&from=now-1h&until=now";
+	assert_int_equal(http(port, grafana, "Authorization: Bearer r-acme", NULL, NULL, &reply), 200);
+	assert_non_null(strstr(reply.buf, "main;acme_secret 3"));
+	assert_null(strstr(reply.buf, "beta_secret"));
+	assert_null(strstr(reply.buf, "shared"));
+	assert_int_equal(http(port, grafana, "Authorization: Bearer r-admin", NULL, NULL, &reply), 200);
+	assert_non_null(strstr(reply.buf, "main;shared 7"));
+	assert_null(strstr(reply.buf, "secret"));
 	/* the service list shows a tenant its own names, without any prefix */
 	assert_int_equal(http(port, "/api/apps", "Authorization: Bearer r-acme", NULL, NULL, &reply), 200);
 	assert_non_null(strstr(reply.buf, "\"name\":\"app.cpu\""));
