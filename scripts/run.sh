@@ -2,7 +2,8 @@
 # `make run`: start kiln serve (embedded SQLite store and web UI on 127.0.0.1:4040) and a
 # continuous kiln record that uploads each session to it, until Ctrl-C.
 # KILN_PORT, KILN_DATA, KILN_OUT, KILN_DURATION (seconds per session), KILN_FREQ (Hz) and
-# KILN_TOKEN (the upload token; default: random, kept in $KILN_DATA/.run-token) override.
+# KILN_TOKEN (the token; default: random, kept in $KILN_DATA/.run-token) override. The one
+# token is the agent's write token and the web UI's read token.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${KILN_PORT:-4040}
@@ -16,7 +17,7 @@ mkdir -p "$data" && printf '%s\n' "$token" > "$data/.run-token" && chmod 600 "$d
 
 # The server runs in its own session so that Ctrl-C reaches the agent first: the agent
 # uploads the session in progress, then the server is stopped.
-setsid ./build/kiln serve --listen "127.0.0.1:$port" --data-dir "$data" --token "$token" &
+setsid ./build/kiln serve --listen "127.0.0.1:$port" --data-dir "$data" --token "$token" --read-token "$token" &
 server=$!
 agent=""
 stop() {
@@ -33,6 +34,7 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 echo "kiln: web UI at http://127.0.0.1:$port/ — the first session appears after ${secs}s"
+echo "kiln: the UI asks for a token: $token (kept in $data/.run-token)"
 echo "kiln: local files in $out (last_flamegraph.html); Ctrl-C stops both"
 ./build/kiln record -c -d "$secs" -f "$freq" -o "$out" --rotating-output \
 	-u --server-host "http://127.0.0.1:$port" --token "$token" --service-name "$(hostname)" &

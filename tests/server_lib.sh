@@ -1,5 +1,10 @@
 # Helpers for the server's end-to-end tests, sourced after tests/lib.sh.
 
+# The read token the tests give their servers (--read-token "$READ_TOKEN") and the header
+# their queries send.
+READ_TOKEN=e2e-reader
+READ_AUTH="Authorization: Bearer $READ_TOKEN"
+
 # start_server DATA_DIR [ARGS...]: starts kiln serve on a free loopback port, sets $URL
 # (ending in /) and $SERVER_PID, and registers the process for cleanup.
 start_server() {

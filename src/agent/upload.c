@@ -25,6 +25,8 @@
 struct uploader {
 	CURL *curl;
 	char *server, *token, *service, *spool_dir;
+	char *ca_file;			/* NULL: the system's CAs */
+	bool insecure;			/* do not verify the server's certificate */
 	size_t spool_max;
 	char hostname[256];
 	json_int_t gpid;
@@ -93,6 +95,18 @@ struct uploader *uploader__new(const char *server, const char *token, const char
 	return u;
 }
 
+void uploader__set_tls(struct uploader *u, const char *ca_file, bool insecure)
+{
+	free(u->ca_file);
+	u->ca_file = ca_file ? xstrdup(ca_file) : NULL;
+	u->insecure = insecure;
+	if (insecure)
+		log_warn("not verifying the certificate of '%s' (--insecure-skip-verify): anyone "
+			 "on the network path can read the uploads and the token", u->server);
+	else if (strncmp(u->server, "https://", 8))
+		log_debug("uploads to '%s' are not encrypted", u->server);
+}
+
 void uploader__free(struct uploader *u)
 {
 	if (!u)
@@ -102,6 +116,7 @@ void uploader__free(struct uploader *u)
 	free(u->token);
 	free(u->service);
 	free(u->spool_dir);
+	free(u->ca_file);
 	free(u);
 }
 
@@ -134,6 +149,10 @@ static enum send_result request(struct uploader *u, const char *path, const stru
 	headers = curl_slist_append(headers, h1.buf);
 	headers = curl_slist_append(headers, h2.buf);
 	curl_easy_reset(u->curl);
+	curl_easy_setopt(u->curl, CURLOPT_SSL_VERIFYPEER, u->insecure ? 0L : 1L);
+	curl_easy_setopt(u->curl, CURLOPT_SSL_VERIFYHOST, u->insecure ? 0L : 2L);
+	if (u->ca_file)
+		curl_easy_setopt(u->curl, CURLOPT_CAINFO, u->ca_file);
 	curl_easy_setopt(u->curl, CURLOPT_URL, url.buf);
 	curl_easy_setopt(u->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(u->curl, CURLOPT_CONNECTTIMEOUT, (long)HEALTH_TIMEOUT_S);

@@ -16,6 +16,7 @@
 #ifndef KILN_AGENT_UPLOAD_H
 #define KILN_AGENT_UPLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,10 @@ struct uploader *uploader__new(const char *server, const char *token, const char
 			       const char *spool_dir, size_t spool_max_bytes);
 /* Accepts NULL. */
 void uploader__free(struct uploader *u);
+/* How an https server is verified: against the system's CAs by default, against ca_file's
+ * (PEM) when not NULL; insecure skips checking its certificate and name (a warning says
+ * so: anyone on the path may read the profiles and the token). */
+void uploader__set_tls(struct uploader *u, const char *ca_file, bool insecure);
 
 /* Asks the server whether it is up. Returns 0 on a 2xx, or a negative errno with a
  * message in err. */

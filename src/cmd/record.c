@@ -33,6 +33,8 @@ struct record_upload {
 	const char *token;
 	const char *service_name;
 	const char *spool_dir;		/* default: OUTPUT_DIR/spool */
+	const char *ca_file;		/* https: CAs to verify the server (default: system) */
+	bool insecure_skip_verify;	/* https: do not verify the server at all */
 	const char *otlp_endpoint;	/* --otlp-endpoint: also sent as OTLP profiles */
 };
 
@@ -60,6 +62,7 @@ enum {
 	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
 	OPT_STACK_SIZE, OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
 	OPT_NO_DEBUGINFOD, OPT_DEBUGINFOD_CACHE,
+	OPT_CA_FILE, OPT_INSECURE_TLS,
 	OPT_OTLP_ENDPOINT,
 	OPT_RUNTIME = 512,	/* and up: the runtimes' options (runtimes/registry.h) */
 	OPT_RUNTIME_VALUE = 768,	/* and up: the runtimes' value options */
@@ -85,6 +88,8 @@ static const struct option fixed_options[] = {
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
 	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 	{ "debuginfod-cache", required_argument, NULL, OPT_DEBUGINFOD_CACHE },
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
+	{ "insecure-skip-verify", no_argument, NULL, OPT_INSECURE_TLS },
 	{ "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -131,6 +136,9 @@ static void usage(FILE *f)
 	      "                                http://127.0.0.1:4040)\n"
 	      "      --spool-dir DIR           sessions the server could not take wait here\n"
 	      "                                (OUTPUT_DIR/spool, at most 128 MiB)\n"
+	      "      --ca-file FILE            verify an https server with these CAs (PEM)\n"
+	      "                                instead of the system's\n"
+	      "      --insecure-skip-verify    do not verify an https server's certificate\n"
 	      "      --otlp-endpoint URL       also send each session as OTLP profiles over\n"
 	      "                                HTTP (e.g. a Collector's http://host:4318)\n"
 	      "  -v, --verbose                 more messages;  -q, --quiet  errors only\n"
@@ -220,6 +228,8 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case OPT_SPOOL_DIR: o->upload.spool_dir = optarg; break;
 		case OPT_NO_DEBUGINFOD: o->debuginfod = false; break;
 		case OPT_DEBUGINFOD_CACHE: o->debuginfod_cache = optarg; break;
+		case OPT_CA_FILE: o->upload.ca_file = optarg; break;
+		case OPT_INSECURE_TLS: o->upload.insecure_skip_verify = true; break;
 		case OPT_OTLP_ENDPOINT: o->upload.otlp_endpoint = optarg; break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;
@@ -348,6 +358,7 @@ int cmd_record(int argc, char **argv)
 			ret = -EINVAL;
 			goto out;
 		}
+		uploader__set_tls(up, o.upload.ca_file, o.upload.insecure_skip_verify);
 		if (uploader__health_check(up, err, sizeof(err)) < 0)
 			log_warn("%s: sessions are spooled until the server answers", err);
 	}

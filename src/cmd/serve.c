@@ -24,16 +24,49 @@ static void usage(FILE *f)
 		"                          (default: the data dir)\n"
 		"  --retention-days N      keep raw data N days, hourly 4N, daily 16N (default 30;\n"
 		"                          0 keeps everything)\n"
-		"  --token T               accept uploads with this token (repeatable); without any\n"
-		"                          token, uploads are accepted from anyone who can connect\n"
-		"  --tokens-file FILE      read tokens from FILE, one per line (# comments)\n"
+		"  --token T               a write token: may upload (repeatable)\n"
+		"  --read-token T          a read token: may query and use the UI (repeatable)\n"
+		"  --tokens-file FILE      tokens from FILE, one per line: TOKEN [write|read|rw]\n"
+		"                          [tenant=NAME] (write when no role is given; # comments);\n"
+		"                          a tenant's token sees only the tenant's services.\n"
+		"                          With any token, every route but the health checks and\n"
+		"                          the UI's files needs one; without, only loopback\n"
+		"                          addresses are served\n"
+		"  --insecure-open         serve a non-loopback address without any token\n"
+		"  --tls-cert FILE, --tls-key FILE\n"
+		"                          serve HTTPS with this PEM certificate (chain) and key\n"
 		"  --max-body-bytes N      largest request body accepted (default %u)\n"
 		"  --threads N             HTTP worker threads (default 4)\n"
 		"  -v, --verbose / -q, --quiet\n",
 		SERVER_DEFAULT_LISTEN, SERVER_DEFAULT_MAX_BODY);
 }
 
-static int read_tokens(const char *path, char ***tokens, size_t *n)
+struct tokens {
+	char **v;
+	char **tenant;		/* per token, NULL: none */
+	size_t n;
+};
+
+static void add_token(struct tokens *t, const char *token, const char *tenant)
+{
+	t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+	t->tenant = xrealloc(t->tenant, (t->n + 1) * sizeof(*t->tenant));
+	t->tenant[t->n] = tenant ? xstrdup(tenant) : NULL;
+	t->v[t->n++] = xstrdup(token);
+}
+
+static void free_tokens(struct tokens *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i]);
+		free(t->tenant[i]);
+	}
+	free(t->v);
+	free(t->tenant);
+}
+
+/* Lines "TOKEN [ROLE] [tenant=NAME]": ROLE write (the default), read, or rw for both. */
+static int read_tokens(const char *path, struct tokens *write, struct tokens *read)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int ret = strbuf_read_file(&sb, path);
@@ -50,8 +83,32 @@ static int read_tokens(const char *path, char ***tokens, size_t *n)
 		line += strspn(line, " \t");
 		if (!*line || *line == '#')
 			continue;
-		*tokens = xrealloc(*tokens, (*n + 1) * sizeof(**tokens));
-		(*tokens)[(*n)++] = xstrdup(line);
+		const char *role = "write", *tenant = NULL;
+		char *word = line + strcspn(line, " \t");
+		while (*word) {
+			*word++ = 0;
+			word += strspn(word, " \t");
+			char *next = word + strcspn(word, " \t");
+			char saved = *next;
+			*next = 0;
+			if (!strncmp(word, "tenant=", 7)) {
+				tenant = word + 7;
+			} else if (!strcmp(word, "write") || !strcmp(word, "read") ||
+				   !strcmp(word, "rw")) {
+				role = word;
+			} else if (*word) {
+				log_error("failed to read '%s': unknown word '%s' after a token (use "
+					  "write, read or rw, and tenant=NAME)", path, word);
+				strbuf_release(&sb);
+				return -EINVAL;
+			}
+			*next = saved;
+			word = next;
+		}
+		if (strcmp(role, "read"))
+			add_token(write, line, tenant);
+		if (strcmp(role, "write"))
+			add_token(read, line, tenant);
 	}
 	strbuf_release(&sb);
 	return 0;
@@ -75,6 +132,11 @@ int cmd_serve(int argc, char **argv)
 		{ "retention-days", required_argument, NULL, 'r' },
 		{ "token", required_argument, NULL, 't' },
 		{ "tokens-file", required_argument, NULL, 'T' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "read-token", required_argument, NULL, 'R' },
+		{ "insecure-open", no_argument, NULL, 'O' },
+		{ "tls-cert", required_argument, NULL, 'C' },
+		{ "tls-key", required_argument, NULL, 'K' },
 		{ "max-body-bytes", required_argument, NULL, 'b' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -85,8 +147,8 @@ int cmd_serve(int argc, char **argv)
 	struct server_options opts = { .listen = SERVER_DEFAULT_LISTEN, .data_dir = "kiln-data",
 				       .retention_days = 30 };
 	const char *data_dir = NULL, *storage = NULL;
-	char **tokens = NULL, err[512];
-	size_t nr_tokens = 0;
+	struct tokens tokens = { 0 }, readers = { 0 };
+	char err[512];
 	unsigned long long v;
 	struct server *srv;
 	sigset_t set;
@@ -104,15 +166,18 @@ int cmd_serve(int argc, char **argv)
 			opts.retention_days = (int)v;
 			break;
 		case 't':
+		case 'R':
 			if (!*optarg)
 				goto bad;
-			tokens = xrealloc(tokens, (nr_tokens + 1) * sizeof(*tokens));
-			tokens[nr_tokens++] = xstrdup(optarg);
+			add_token(c == 't' ? &tokens : &readers, optarg, NULL);
 			break;
 		case 'T':
-			if (read_tokens(optarg, &tokens, &nr_tokens))
+			if (read_tokens(optarg, &tokens, &readers))
 				goto out;
 			break;
+		case 'O': opts.insecure_open = true; break;
+		case 'C': opts.tls_cert = optarg; break;
+		case 'K': opts.tls_key = optarg; break;
 		case 'b':
 			if (!parse_num(optarg, 1ULL << 32, &v) || !v)
 				goto bad;
@@ -139,8 +204,20 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (storage || data_dir)
 		opts.data_dir = storage ? storage : data_dir;
-	opts.tokens = (const char *const *)tokens;
-	opts.nr_tokens = nr_tokens;
+	opts.tokens = (const char *const *)tokens.v;
+	opts.nr_tokens = tokens.n;
+	opts.read_tokens = (const char *const *)readers.v;
+	opts.nr_read_tokens = readers.n;
+	opts.token_tenants = (const char *const *)tokens.tenant;
+	opts.read_token_tenants = (const char *const *)readers.tenant;
+	if (tokens.n && !readers.n)
+		log_info("no read token: queries and the web UI are refused until one is given "
+			 "(--read-token)");
+	if (readers.n && !tokens.n)
+		log_info("no write token: uploads are refused until one is given (--token)");
+	if (opts.insecure_open && !tokens.n && !readers.n)
+		log_info("serving without tokens (--insecure-open): anyone who can connect may "
+			 "read and upload");
 
 	/* Block the stop signals before the server's threads start, so they inherit it. */
 	sigemptyset(&set);
@@ -158,9 +235,9 @@ int cmd_serve(int argc, char **argv)
 		char host[64];
 		const char *colon = strrchr(opts.listen, ':');
 		snprintf(host, sizeof(host), "%.*s", (int)(colon - opts.listen), opts.listen);
-		printf("kiln: serving on http://%s:%u/ (data in %s%s)\n",
+		printf("kiln: serving on %s://%s:%u/ (data in %s%s)\n", opts.tls_cert ? "https" : "http",
 		       *host ? host : "127.0.0.1", server__port(srv), opts.data_dir,
-		       nr_tokens ? "" : ", uploads without token");
+		       tokens.n || readers.n ? "" : ", open to anyone who can connect");
 		fflush(stdout);
 	}
 	sigwait(&set, &sig);
@@ -172,8 +249,7 @@ bad:
 	log_error("invalid option value '%s'", optarg);
 	usage(stderr);
 out:
-	for (size_t i = 0; i < nr_tokens; i++)
-		free(tokens[i]);
-	free(tokens);
+	free_tokens(&tokens);
+	free_tokens(&readers);
 	return ret;
 }

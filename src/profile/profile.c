@@ -425,10 +425,13 @@ size_t profile__nr_stacks(const struct profile *p)
 
 struct profile_stack profile__stack(const struct profile *p, size_t index)
 {
+	static const uint32_t no_frames[1];
 	const struct stack_entry *s = &p->stacks[index];
 	const uint64_t *v = p->values + index * p->nr_types;
 
-	return (struct profile_stack){ p->frames + s->off, s->depth, v[0], v, s->labels };
+	/* only empty stacks (a pprof sample without locations): no frame array at all */
+	return (struct profile_stack){ p->frames ? p->frames + s->off : no_frames, s->depth,
+				       v[0], v, s->labels };
 }
 
 uint64_t profile__total(const struct profile *p)

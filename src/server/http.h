@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "server/server.h"
 #include "store/store.h"
@@ -20,8 +21,14 @@ struct server {
 	pthread_mutex_t lock;		/* serializes every store call */
 	struct render_cache *cache;	/* flamegraphs by request and store generation */
 	struct server_options opts;
-	char **tokens;
+	char **tokens;			/* write (upload) tokens */
 	size_t nr_tokens;
+	char **read_tokens;		/* read (query) tokens */
+	size_t nr_read_tokens;
+	char **tenants, **read_tenants;	/* per token, NULL: none */
+	bool tenancy;			/* some token has a tenant */
+	int lock_fd;			/* holds the data directory's lock file, or -1 */
+	struct strbuf tls_cert, tls_key;	/* PEM, kept while the daemon runs; empty: HTTP */
 	uint16_t port;
 	pthread_t retention_thread;
 	pthread_mutex_t stop_lock;
@@ -33,6 +40,7 @@ struct request {
 	struct server *srv;
 	struct MHD_Connection *conn;
 	const char *method, *url;
+	const char *tenant;		/* whose services it sees, NULL: the default tenant */
 	struct strbuf body;		/* as received (the handler may decode it) */
 	bool too_large;
 };
@@ -72,14 +80,66 @@ int gzip__compress_level(struct strbuf *out, const void *data, size_t len, int l
  * on corrupt input. */
 int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t limit);
 
+/* What a route needs (server/auth.c): nothing, a read token or a write token. */
+enum { AUTH_NONE = 0, AUTH_WRITE = 1, AUTH_READ = 2 };
+/* Copies the tokens and their tenants of o into srv (free with auth__release, also after
+ * a failure). Returns 0, or -EINVAL with err set when a tenant name is invalid. */
+int auth__init(struct server *srv, const struct server_options *o, char *err, size_t errlen);
+void auth__release(struct server *srv);
+/* Checks the request's token against need when the server has tokens, and sets *tenant
+ * to the tenant of the token that matched (NULL: none). Returns 0 when allowed (or no
+ * token is configured), -EACCES without a valid token (401), -EPERM when the token is
+ * valid but lacks the role (403). A token containing NUL never matches. */
+int auth__check(const struct request *r, unsigned need, const char **tenant);
+/* Everything checked before a route's handler runs: the request's hygiene (400), its
+ * token for need (401/403) and its tenant (token's, or X-Scope-OrgID's on a server with
+ * tenants: 400/403), which it sets in r->tenant. r needs srv and conn. Returns 0, or the
+ * HTTP status to answer with and the message in why. */
+unsigned auth__admit(struct request *r, unsigned need, char *why, size_t len);
+/* True for a tenant name: 1 to 64 characters of [A-Za-z0-9_-]. */
+bool tenant__valid(const char *name);
+/* The name a service of r's tenant is stored under ("TENANT:SERVICE", ':' is never in a
+ * service name), malloc'd; NULL when r has no tenant (stored as it is). */
+char *tenant__service(const struct request *r, const char *service);
+/* The name r's tenant knows stored service name by, or NULL when it belongs to another
+ * tenant. */
+const char *tenant__strip(const struct request *r, const char *stored);
+/* True when sa is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z). */
+bool auth__loopback(const struct sockaddr_storage *sa);
+/* Refuses (-EPERM with err set) to serve a non-loopback address sa with no token unless
+ * o->insecure_open; 0 otherwise. */
+int auth__check_listen(const struct server_options *o, const struct sockaddr_storage *sa,
+		       char *err, size_t errlen);
+/* True when s (len bytes) is valid UTF-8 (shortest forms, no surrogates) without NUL. */
+bool auth__valid_utf8(const char *s, size_t len);
+/* Checks every query argument and header of conn: no NUL, valid UTF-8 in arguments, at
+ * most one Content-Length, not with Transfer-Encoding, which is at most one "chunked".
+ * Returns 0, or -EINVAL with err saying what (the request gets 400). */
+int auth__hygiene(struct MHD_Connection *conn, char *err, size_t errlen);
+/* Takes an exclusive lock (flock) on the lock file of store location (DIR/kiln.lock, or
+ * PATH.lock for sqlite:PATH), kept while *fd is open; *fd is -1 for locations that are
+ * not local files. Returns 0, or a negative errno with err set (-EWOULDBLOCK: another
+ * server holds it). */
+int auth__lock_store(const char *location, int *fd, char *err, size_t errlen);
+
 /* Route handlers (server/ingest.c, ingest_push.c, query.c). */
 void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
 void ingest__otlp(struct request *r, struct response *resp);
 
-/* Shared by the ingest handlers. Stores put under the server's lock; on failure sets a
- * 422/507/500 error and returns a negative errno. */
+/* The one service-name rule of every ingest route (selector__valid_service: 1 to 256
+ * characters of [A-Za-z0-9_.-/]). Returns true, or sets a 400 naming it and the rule. */
+bool ingest__check_service(struct response *resp, const char *name);
+/* How far ahead of the server's clock an upload may be. */
+#define INGEST_MAX_FUTURE 86400
+/* Checks that an uploaded time t (seconds) lies in [0, now + INGEST_MAX_FUTURE]. Returns
+ * 0, or sets a 422 naming field and returns -ERANGE. */
+int ingest__check_time(struct response *resp, const char *field, int64_t t, int64_t now);
+/* Shared by the ingest handlers. Checks put's service, times and labels (valid UTF-8),
+ * 400/422 as above,
+ * stores it under the server's lock; on failure sets a 422/507/500 error and returns a
+ * negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
 /* One series of a parsed pprof: which sample type of the profile, the service it goes
  * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id

@@ -18,14 +18,56 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 
+bool ingest__check_service(struct response *resp, const char *name)
+{
+	if (name && selector__valid_service(name))
+		return true;
+	if (name)
+		resp__error(resp, 400, "invalid service name '%.64s%s': use 1 to 256 characters of "
+			    "[A-Za-z0-9_.-/]", name, strlen(name) > 64 ? "..." : "");
+	else
+		resp__error(resp, 400, "missing service name");
+	return false;
+}
+
+int ingest__check_time(struct response *resp, const char *field, int64_t t, int64_t now)
+{
+	if (t >= 0 && t <= now + INGEST_MAX_FUTURE)
+		return 0;
+	resp__error(resp, 422, "'%s' is out of range: %lld is not between 0 (1970) and a day "
+		    "from now", field, (long long)t);
+	return -ERANGE;
+}
+
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put)
 {
 	char err[256];
 	int ret;
 
+	if (!ingest__check_service(resp, put->service))
+		return -EINVAL;
+	if (ingest__check_time(resp, "from", put->from, req__now()) ||
+	    ingest__check_time(resp, "until", put->until, req__now()))
+		return -ERANGE;
+	/* a label that is not UTF-8 would be stored and never listed (JSON is UTF-8) */
+	for (size_t i = 0; i < put->nr_series; i++) {
+		const struct labels *l = &put->series[i];
+		for (size_t j = 0; j < l->n; j++) {
+			if (auth__valid_utf8(l->v[j].name, strlen(l->v[j].name)) &&
+			    auth__valid_utf8(l->v[j].value, strlen(l->v[j].value)))
+				continue;
+			resp__error(resp, 400, "label '%.64s' is not valid UTF-8", l->v[j].name);
+			return -EINVAL;
+		}
+	}
+	struct store_put own = *put;
+	char *name = tenant__service(r, put->service);
+	if (name)
+		own.service = name;
 	pthread_mutex_lock(&r->srv->lock);
-	ret = store__put(r->srv->store, put, err, sizeof(err));
+	ret = store__put(r->srv->store, &own, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
+	free(name);
 	if (ret) {
 		log_error("%s", err);
 		resp__error(resp, ret == -EINVAL ? 422 : ret == -ENOSPC ? 507 : 500, "%s", err);
@@ -108,17 +150,42 @@ static int put_col(struct request *r, struct response *resp, const char *service
 	return ret;
 }
 
-static int64_t json_time(json_t *v, int64_t fallback)
+/* A time in seconds from a JSON number or ISO string (fallback when absent or not a
+ * time) into *out. Returns 0, or sets a 422 naming field and returns -ERANGE when it is
+ * out of range (see ingest__check_time). */
+static int json_time(struct response *resp, const char *field, json_t *v, int64_t fallback,
+		     int64_t now, int64_t *out)
 {
 	int64_t t;
 
-	if (json_is_integer(v))
-		return json_integer_value(v);
-	if (json_is_real(v))
-		return (int64_t)json_real_value(v);
-	if (json_is_string(v) && !isotime__parse(json_string_value(v), &t))
-		return t;
-	return fallback;
+	*out = fallback;
+	if (json_is_integer(v)) {
+		*out = json_integer_value(v);
+	} else if (json_is_real(v)) {
+		double d = json_real_value(v);
+		/* checked before the cast: 1e60 does not fit an int64_t */
+		if (!(d >= 0 && d <= (double)(now + INGEST_MAX_FUTURE))) {
+			resp__error(resp, 422, "'%s' is out of range: %g is not between 0 (1970) "
+				    "and a day from now", field, d);
+			return -ERANGE;
+		}
+		*out = (int64_t)d;
+	} else if (json_is_string(v) && !isotime__parse(json_string_value(v), &t)) {
+		*out = t;
+	}
+	return ingest__check_time(resp, field, *out, now);
+}
+
+/* The body's field name when it holds a time, else the .col header's. */
+static json_t *time_of(json_t *body, json_t *meta, const char *name)
+{
+	json_t *v = json_object_get(body, name);
+	int64_t t;
+
+	if (json_is_integer(v) || json_is_real(v) ||
+	    (json_is_string(v) && !isotime__parse(json_string_value(v), &t)))
+		return v;
+	return json_object_get(meta, name);
 }
 
 void ingest__gprofiler(struct request *r, struct response *resp)
@@ -132,11 +199,12 @@ void ingest__gprofiler(struct request *r, struct response *resp)
 
 	if (!service)
 		service = req__arg(r, "service");
-	if (!service || !selector__valid_service(service)) {
-		resp__error(resp, 400, service ? "invalid service name '%.64s': use [A-Za-z0-9_.-/]"
-					       : "missing GPROFILER-SERVICE-NAME header", service);
+	if (!service) {
+		resp__error(resp, 400, "missing GPROFILER-SERVICE-NAME header");
 		return;
 	}
+	if (!ingest__check_service(resp, service))
+		return;
 	if (req__gunzip_body(r, resp, true))
 		return;
 	body = json_loadb(r->body.buf, r->body.len, 0, &jerr);
@@ -155,10 +223,10 @@ void ingest__gprofiler(struct request *r, struct response *resp)
 		goto out;
 	}
 	json_t *meta = profile__meta(p);
-	until = json_time(json_object_get(body, "end_time"),
-			  json_time(json_object_get(meta, "end_time"), now));
-	from = json_time(json_object_get(body, "start_time"),
-			 json_time(json_object_get(meta, "start_time"), until - 60));
+	if (json_time(resp, "end_time", time_of(body, meta, "end_time"), now, now, &until) ||
+	    json_time(resp, "start_time", time_of(body, meta, "start_time"),
+		      until >= 60 ? until - 60 : 0, now, &from))
+		goto out;
 	if (from > until) {
 		resp__error(resp, 422, "start_time is after end_time");
 		goto out;
@@ -359,6 +427,9 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 		resp__error(resp, 400, "invalid time '%.32s'", s);
 		goto out;
 	}
+	if (ingest__check_time(resp, "from", from, now) ||
+	    ingest__check_time(resp, "until", until, now))
+		goto out;
 	if (from > until) {
 		resp__error(resp, 400, "'from' is after 'until'");
 		goto out;

@@ -73,7 +73,9 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 	*name = NULL;
 	for (size_t i = 0; i < s->n_labels; i++) {
 		const Push__V1__LabelPair *l = s->labels[i];
-		if (!valid_label_name(l->name) || !valid_label_value(l->value)) {
+		/* service_name has the service-name rule, below */
+		if (!valid_label_name(l->name) ||
+		    (strcmp(l->name, "service_name") && !valid_label_value(l->value))) {
 			connect_error(resp, 400, "invalid_argument",
 				      "series %zu: invalid label '%.64s': names are [A-Za-z_][A-Za-z0-9_.]*, "
 				      "values at most %d printable bytes", index,
@@ -81,7 +83,7 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 			return NULL;
 		}
 		if (!strcmp(l->name, "service_name"))
-			service = l->value;
+			service = l->value ? l->value : "";
 		else if (!strcmp(l->name, "__name__") && ptype__valid_name(l->value))
 			*name = l->value;
 		else if (strncmp(l->name, "__", 2))
@@ -89,25 +91,39 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 	}
 	if (!service || !selector__valid_service(service)) {
 		connect_error(resp, 400, "invalid_argument",
-			      "series %zu: %s service_name label", index,
-			      service ? "invalid" : "no");
+			      "series %zu: %s service_name label%s", index,
+			      service ? "invalid" : "no", service ? ": use 1 to 256 characters of "
+			      "[A-Za-z0-9_.-/]" : "");
 		return NULL;
 	}
 	return service;
 }
 
-/* The time a sample covers: the pprof's own time and duration, else the request's. */
-static void sample_time(const struct profile *p, int64_t now, int64_t *from, int64_t *until)
+/* The time a sample covers: the pprof's own time and duration, else the request's.
+ * Returns 0, or sets a 422 naming the field out of range and returns -ERANGE. */
+static int sample_time(struct response *resp, const struct profile *p, int64_t now,
+		       int64_t *from, int64_t *until)
 {
 	json_int_t ns = json_integer_value(json_object_get(profile__meta_const(p), "time_nanos"));
 	json_int_t dur = json_integer_value(json_object_get(profile__meta_const(p),
 							     "duration_nanos"));
 
 	*from = *until = now;
-	if (ns > 0) {
-		*from = (int64_t)(ns / 1000000000);
-		*until = (int64_t)((ns + (dur > 0 ? dur : 0)) / 1000000000);
+	if (ns < 0 || dur < 0) {
+		connect_error(resp, 422, "invalid_argument", "'%s' is out of range: %lld is negative",
+			      ns < 0 ? "time_nanos" : "duration_nanos",
+			      (long long)(ns < 0 ? ns : dur));
+		return -ERANGE;
 	}
+	if (ns > 0) {
+		/* in seconds first: ns + dur may not fit */
+		*from = (int64_t)(ns / 1000000000);
+		*until = *from + (int64_t)((ns % 1000000000 + dur) / 1000000000);
+	}
+	if (ingest__check_time(resp, "time_nanos", *from, now) ||
+	    ingest__check_time(resp, "duration_nanos", *until, now))
+		return -ERANGE;
+	return 0;
 }
 
 static void release(struct parsed *v, size_t n, struct labels *sets, size_t nsets)
@@ -173,7 +189,8 @@ void ingest__push(struct request *r, struct response *resp)
 					      "type kiln knows (cpu, wall, samples, space, ...)" : err);
 				goto out;
 			}
-			sample_time(ps->p, now, &ps->from, &ps->until);
+			if (sample_time(resp, ps->p, now, &ps->from, &ps->until))
+				goto out;
 		}
 	}
 	for (size_t k = 0; k < nv; k++) {

@@ -50,6 +50,14 @@ static int parse_profile_type(struct request *r, struct response *resp, struct s
 	return 0;
 }
 
+/* A stored service name as the request's tenant knows it. */
+static const char *shown(const struct request *r, const char *stored)
+{
+	const char *name = tenant__strip(r, stored);
+
+	return name ? name : stored;
+}
+
 static const char *skip_blanks(const char *s)
 {
 	while (*s == ' ' || *s == '\t')
@@ -74,7 +82,7 @@ static int grafana_selector(struct request *r, struct response *resp, const char
 	ret = targets__parse_selector(text, q, &pick, err, sizeof(err));
 	if (ret) {
 		resp__error(resp, 400, "invalid %s: %s", qname, err);
-	} else if ((ret = targets__find(r->srv, &pick, type && ptype__valid(type) ? type : NULL,
+	} else if ((ret = targets__find(r, &pick, type && ptype__valid(type) ? type : NULL,
 					0, &t, err, sizeof(err)))) {
 		resp__error(resp, 500, "%s", err);
 	} else {
@@ -107,6 +115,7 @@ static int parse_query(struct request *r, struct response *resp, const char *qna
 {
 	const char *text = req__arg(r, qname), *s;
 	int64_t now = req__now();
+	bool stored = false;	/* q->service is a stored name already (of r's tenant) */
 	char err[256];
 
 	if (!text && !strcmp(qname, "query"))
@@ -119,12 +128,23 @@ static int parse_query(struct request *r, struct response *resp, const char *qna
 	} else if (*skip_blanks(text) == '{') {
 		if (grafana_selector(r, resp, qname, text, q))
 			return -EINVAL;
+		stored = true;
 	} else if (selector__parse(q, text, false, err, sizeof(err))) {
 		resp__error(resp, 400, "invalid %s: %s", qname, err);
 		return -EINVAL;
 	}
 	if (parse_profile_type(r, resp, q))
 		return -EINVAL;
+	if (q->service && r->tenant && !stored) {
+		char *own = tenant__service(r, q->service);
+		free(q->service);
+		q->service = own;
+	} else if (!q->service && r->srv->tenancy) {
+		/* the store lists labels of every service: that would cross tenants */
+		resp__error(resp, 400, "missing '%s' parameter: on a server with tenants a "
+			    "query names its service", qname);
+		return -EINVAL;
+	}
 	*from = now - 3600;
 	*until = now;
 	if (((s = req__arg(r, fname)) && attime__parse(s, now, from)) ||
@@ -239,7 +259,7 @@ static void send_export(struct request *r, struct response *resp, const char *fo
 {
 	json_t *meta = profile__meta(p);
 
-	json_object_set_new(meta, "service", json_string(q->service));
+	json_object_set_new(meta, "service", json_string(shown(r, q->service)));
 	json_object_set_new(meta, "start_time", json_integer(from));
 	json_object_set_new(meta, "end_time", json_integer(until));
 	json_object_set_new(meta, "frequency", json_integer(rate));
@@ -322,8 +342,8 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 	store_tree_init(&lt);
 	store_tree_init(&rt);
 	render_key(&key, rq ? "diff" : "single", queries, times, rq ? 2 : 1, max_nodes);
-	strbuf_addf(&key, "|%s|%s", lq->profile_type ? lq->profile_type : "",
-		    rq && rq->profile_type ? rq->profile_type : "");
+	strbuf_addf(&key, "|%s|%s|%s", lq->profile_type ? lq->profile_type : "",
+		    rq && rq->profile_type ? rq->profile_type : "", r->tenant ? r->tenant : "");
 	pthread_mutex_lock(&r->srv->lock);
 	gen = store__generation(r->srv->store);
 	if (!render_cache__get(r->srv->cache, key.buf, gen, fb, ticks)) {
@@ -424,8 +444,8 @@ void query__render(struct request *r, struct response *resp)
 		goto out;
 	}
 	json_object_set_new(meta, "format", json_string("single"));
-	json_object_set_new(meta, "name", json_string(q.service));
-	json_object_set_new(meta, "appName", json_string(q.service));
+	json_object_set_new(meta, "name", json_string(shown(r, q.service)));
+	json_object_set_new(meta, "appName", json_string(shown(r, q.service)));
 	json_object_set_new(meta, "startTime", json_integer(from));
 	json_object_set_new(meta, "endTime", json_integer(until));
 	json_object_set_new(meta, "query", json_string(text));
@@ -490,8 +510,8 @@ void query__render_diff(struct request *r, struct response *resp)
 	meta = service_meta(r->srv, lq.service);
 	pthread_mutex_unlock(&r->srv->lock);
 	json_object_set_new(meta, "format", json_string("double"));
-	json_object_set_new(meta, "name", json_string(lq.service));
-	json_object_set_new(meta, "appName", json_string(lq.service));
+	json_object_set_new(meta, "name", json_string(shown(r, lq.service)));
+	json_object_set_new(meta, "appName", json_string(shown(r, lq.service)));
 	json_object_set_new(meta, "maxNodes", json_integer((json_int_t)max_nodes));
 	send_render(resp, fb.buf, fb.len, json_pack("{s:O,s:I,s:I}", "metadata", meta,
 						    "leftTicks", (json_int_t)ticks[0],
@@ -639,11 +659,15 @@ void query__apps(struct request *r, struct response *resp)
 		return;
 	}
 	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:I}", "name", sv[i].name,
+	for (size_t i = 0; i < n; i++) {
+		const char *name = tenant__strip(r, sv[i].name);
+		if (!name)	/* another tenant's */
+			continue;
+		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:I}", "name", name,
 						   "spyName", sv[i].spy_name, "sampleRate",
 						   (int)sv[i].sample_rate, "units", sv[i].units,
 						   "lastSeen", (json_int_t)sv[i].last_seen));
+	}
 	store__free_services(sv, n);
 	resp__json(resp, 200, a);
 }

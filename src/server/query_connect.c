@@ -187,7 +187,7 @@ void query__connect_profile_types(struct request *r, struct response *resp)
 	store_query_init(&pick);
 	if (connect__range_ms(resp, req->start, req->end, true, &from, &until))
 		goto out;
-	if (targets__find(r->srv, &pick, NULL, from, &t, err, sizeof(err))) {
+	if (targets__find(r, &pick, NULL, from, &t, err, sizeof(err))) {
 		connect__error(resp, "internal", "%s", err);
 		goto out;
 	}

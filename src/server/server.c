@@ -13,12 +13,11 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server/cache.h"
 #include "ui/assets.h"
 #include "util/log.h"
-
-enum { AUTH_NONE, AUTH_UPLOAD };
 
 /* Rendered flamegraphs kept: a few views (ranges, filters, maxNodes) of a few users. */
 #define RENDER_CACHE_ENTRIES 32
@@ -29,32 +28,32 @@ static const struct route {
 	void (*fn)(struct request *r, struct response *resp);
 	int auth;
 } routes[] = {
-	{ "POST", "/api/v2/profiles", ingest__gprofiler, AUTH_UPLOAD },
-	{ "POST", "/api/v1/profiles", ingest__gprofiler, AUTH_UPLOAD },
-	{ "POST", "/ingest", ingest__pyroscope, AUTH_UPLOAD },
-	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_UPLOAD },
-	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_UPLOAD },
-	{ "POST", "/v1development/profiles", ingest__otlp, AUTH_UPLOAD },
-	{ "GET", "/pyroscope/render", query__render, AUTH_NONE },
-	{ "GET", "/render", query__render, AUTH_NONE },
-	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_NONE },
-	{ "GET", "/render-diff", query__render_diff, AUTH_NONE },
-	{ "GET", "/pyroscope/labels", query__labels, AUTH_NONE },
-	{ "GET", "/labels", query__labels, AUTH_NONE },
-	{ "GET", "/pyroscope/label-values", query__label_values, AUTH_NONE },
-	{ "GET", "/label-values", query__label_values, AUTH_NONE },
-	{ "GET", "/api/apps", query__apps, AUTH_NONE },
-	{ "GET", "/api/labels", query__label_sets, AUTH_NONE },
-	{ "GET", "/api/series", query__series, AUTH_NONE },
-	{ "POST", "/querier.v1.QuerierService/ProfileTypes", query__connect_profile_types, AUTH_NONE },
-	{ "POST", "/querier.v1.QuerierService/LabelNames", query__connect_label_names, AUTH_NONE },
-	{ "POST", "/querier.v1.QuerierService/LabelValues", query__connect_label_values, AUTH_NONE },
-	{ "POST", "/querier.v1.QuerierService/Series", query__connect_series, AUTH_NONE },
+	{ "POST", "/api/v2/profiles", ingest__gprofiler, AUTH_WRITE },
+	{ "POST", "/api/v1/profiles", ingest__gprofiler, AUTH_WRITE },
+	{ "POST", "/ingest", ingest__pyroscope, AUTH_WRITE },
+	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_WRITE },
+	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_WRITE },
+	{ "POST", "/v1development/profiles", ingest__otlp, AUTH_WRITE },
+	{ "GET", "/pyroscope/render", query__render, AUTH_READ },
+	{ "GET", "/render", query__render, AUTH_READ },
+	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_READ },
+	{ "GET", "/render-diff", query__render_diff, AUTH_READ },
+	{ "GET", "/pyroscope/labels", query__labels, AUTH_READ },
+	{ "GET", "/labels", query__labels, AUTH_READ },
+	{ "GET", "/pyroscope/label-values", query__label_values, AUTH_READ },
+	{ "GET", "/label-values", query__label_values, AUTH_READ },
+	{ "GET", "/api/apps", query__apps, AUTH_READ },
+	{ "GET", "/api/labels", query__label_sets, AUTH_READ },
+	{ "GET", "/api/series", query__series, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/ProfileTypes", query__connect_profile_types, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/LabelNames", query__connect_label_names, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/LabelValues", query__connect_label_values, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/Series", query__connect_series, AUTH_READ },
 	{ "POST", "/querier.v1.QuerierService/SelectMergeStacktraces",
-	  query__connect_select_merge_stacktraces, AUTH_NONE },
+	  query__connect_select_merge_stacktraces, AUTH_READ },
 	{ "POST", "/querier.v1.QuerierService/SelectMergeProfile",
-	  query__connect_select_merge_profile, AUTH_NONE },
-	{ "POST", "/querier.v1.QuerierService/SelectSeries", query__connect_select_series, AUTH_NONE },
+	  query__connect_select_merge_profile, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/SelectSeries", query__connect_select_series, AUTH_READ },
 	{ "GET", "/", ui__asset, AUTH_NONE },
 	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
 };
@@ -151,46 +150,6 @@ static const struct route *find_route(const char *method, const char *url, bool 
 	return NULL;
 }
 
-/* Compares in time that depends only on the lengths, not on where the bytes differ. */
-static bool token_equal(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char diff = la != lb;
-
-	for (size_t i = 0; i < la; i++)
-		diff |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
-	return !diff && lb;
-}
-
-static bool authorized(const struct request *r)
-{
-	const struct server *srv = r->srv;
-	const char *cand[3] = { req__header(r, "GPROFILER-API-KEY"), req__arg(r, "key"), NULL };
-	const char *authz = req__header(r, "Authorization");
-	char *decoded = NULL;
-	bool ok = false;
-
-	if (!srv->nr_tokens)
-		return true;
-	if (authz && !strncasecmp(authz, "Bearer ", 7)) {
-		cand[2] = authz + 7;
-	} else if (authz && !strncasecmp(authz, "Basic ", 6)) {
-		/* Pyroscope SDKs put the token in the password of basic auth. */
-		char *pass = NULL;
-		char *user = MHD_basic_auth_get_username_password(r->conn, &pass);
-		if (user)
-			MHD_free(user);
-		decoded = pass;
-		cand[2] = pass;
-	}
-	for (size_t c = 0; c < 3; c++)
-		for (size_t i = 0; cand[c] && i < srv->nr_tokens; i++)
-			ok |= token_equal(cand[c], srv->tokens[i]);
-	if (decoded)
-		MHD_free(decoded);
-	return ok;
-}
-
 /* True when the client takes gzip (Accept-Encoding lists it without q=0). */
 static bool accepts_gzip(struct MHD_Connection *conn)
 {
@@ -280,6 +239,31 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, 
 	return ret;
 }
 
+/* 401 with a challenge, so that clients know basic auth (password = token) and Bearer
+ * are accepted; the UI asks for a token instead of the browser's own dialog. */
+static enum MHD_Result send_unauthorized(struct MHD_Connection *conn)
+{
+	struct response resp = { .status = 401 };
+	struct MHD_Response *m;
+	enum MHD_Result ret;
+	size_t len;
+	char *body;
+
+	strbuf_init(&resp.body, 0);
+	resp__error(&resp, 401, "missing or invalid token");
+	body = strbuf_detach(&resp.body, &len);
+	m = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!m) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(m, "Content-Type", "application/json");
+	MHD_add_response_header(m, "WWW-Authenticate", "Bearer realm=\"kiln\"");
+	ret = MHD_queue_response(conn, 401, m);
+	MHD_destroy_response(m);
+	return ret;
+}
+
 struct conn_state {
 	struct request req;
 	const struct route *route;
@@ -300,11 +284,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!route)
 			return send_error(conn, known ? 405 : 404,
 					  known ? "method not allowed" : "no such endpoint");
-		if (route->auth == AUTH_UPLOAD) {
-			struct request probe = { .srv = srv, .conn = conn };
-			if (!authorized(&probe))
-				return send_error(conn, 401, "missing or invalid token");
-		}
+		struct request probe = { .srv = srv, .conn = conn };
+		char why[160];
+		unsigned status = auth__admit(&probe, (unsigned)route->auth, why, sizeof(why));
+
+		if (status == 401)
+			return send_unauthorized(conn);
+		if (status)
+			return send_error(conn, status, why);
 		clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (clen && strtoull(clen, NULL, 10) > srv->opts.max_body_bytes) {
 			char msg[96];
@@ -318,6 +305,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		cs->req.conn = conn;
 		cs->req.method = method;
 		cs->req.url = url;
+		cs->req.tenant = probe.tenant;
 		strbuf_init(&cs->req.body, 0);
 		*con_cls = cs;
 		return MHD_YES;
@@ -435,12 +423,47 @@ bad:
 	return -EINVAL;
 }
 
+/* Reads the PEM certificate and key when TLS is asked for, and fills opt (3 items) with
+ * libmicrohttpd's options for them. Returns 0, or a negative errno with err set. */
+static int tls__load(struct server *srv, struct MHD_OptionItem *opt, char *err, size_t errlen)
+{
+	const char *cert = srv->opts.tls_cert, *key = srv->opts.tls_key;
+	int ret;
+
+	if (!cert && !key)
+		return 0;
+	if (!cert || !key) {
+		errmsg(err, errlen, "TLS needs both a certificate and a key (--tls-cert and --tls-key)");
+		return -EINVAL;
+	}
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		errmsg(err, errlen, "failed to serve TLS: this libmicrohttpd was built without it");
+		return -ENOTSUP;
+	}
+	if ((ret = strbuf_read_file(&srv->tls_cert, cert)) ||
+	    (ret = strbuf_read_file(&srv->tls_key, key))) {
+		errmsg(err, errlen, "failed to read '%s': %s", srv->tls_cert.len ? key : cert,
+		       strerror(-ret));
+		return ret;
+	}
+	if (!srv->tls_cert.len || !srv->tls_key.len) {
+		errmsg(err, errlen, "failed to read TLS files: '%s' is empty",
+		       srv->tls_cert.len ? key : cert);
+		return -EINVAL;
+	}
+	opt[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert.buf };
+	opt[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key.buf };
+	opt[2] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	return 0;
+}
+
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen)
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
 	struct store_options so = { .retention_days = opts->retention_days };
 	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
+	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
 
 	/* A query of a large profile allocates tens of MB of short-lived arrays; glibc would
 	 * map and unmap them for each request (page faults cost ~a third of a query). Keep
@@ -456,27 +479,33 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		srv->opts.max_decoded_bytes = SERVER_DEFAULT_MAX_DECODED;
 	if (!srv->opts.threads)
 		srv->opts.threads = 4;
-	srv->nr_tokens = opts->nr_tokens;
-	srv->tokens = xcalloc(opts->nr_tokens + 1, sizeof(*srv->tokens));
-	for (size_t i = 0; i < opts->nr_tokens; i++)
-		srv->tokens[i] = xstrdup(opts->tokens[i]);
+	srv->lock_fd = -1;
+	strbuf_init(&srv->tls_cert, 0);
+	strbuf_init(&srv->tls_key, 0);
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_mutex_init(&srv->stop_lock, NULL);
 	srv->cache = render_cache__new(RENDER_CACHE_ENTRIES, RENDER_CACHE_BYTES);
 	pthread_cond_init(&srv->stop_cond, NULL);
-	if (parse_listen(srv->opts.listen, &sa, err, errlen))
+	if (auth__init(srv, opts, err, errlen) ||
+	    parse_listen(srv->opts.listen, &sa, err, errlen) ||
+	    auth__check_listen(&srv->opts, &sa, err, errlen) ||
+	    tls__load(srv, tls, err, errlen))
 		goto fail;
 	srv->store = store__open(opts->data_dir ? opts->data_dir : "kiln-data", &so, err, errlen);
-	if (!srv->store)
+	if (!srv->store ||
+	    auth__lock_store(opts->data_dir ? opts->data_dir : "kiln-data", &srv->lock_fd, err,
+			     errlen))
 		goto fail;
+	/* no MHD_OPTION_LISTENING_ADDRESS_REUSE: a second server on the port must fail */
 	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				    (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				    (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+				    (srv->tls_cert.len ? MHD_USE_TLS : 0),
 				    0, NULL, NULL, on_request, srv,
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				    MHD_OPTION_THREAD_POOL_SIZE, srv->opts.threads,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-				    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+				    MHD_OPTION_ARRAY, tls,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {
 		errmsg(err, errlen, "failed to listen on '%s': %s", srv->opts.listen,
@@ -512,10 +541,12 @@ void server__stop(struct server *srv)
 		pthread_join(srv->retention_thread, NULL);
 	}
 	store__close(srv->store);
+	if (srv->lock_fd >= 0)
+		close(srv->lock_fd);
+	strbuf_release(&srv->tls_cert);
+	strbuf_release(&srv->tls_key);
+	auth__release(srv);
 	render_cache__free(srv->cache);
-	for (size_t i = 0; i < srv->nr_tokens; i++)
-		free(srv->tokens[i]);
-	free(srv->tokens);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_mutex_destroy(&srv->stop_lock);
 	pthread_cond_destroy(&srv->stop_cond);

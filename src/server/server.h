@@ -10,10 +10,14 @@
  *   GET  /api/apps                                      services with their metadata
  *   GET  /api/series                                    sample totals over time
  *   GET  /, /ui/NAME                                    the web UI (embedded files)
- * Uploads need a token when tokens are configured; every error is JSON {"error": "..."}. */
+ * When any token is configured, uploads need a write token and every other route but the
+ * health checks and the UI's static files a read token (401 without one, 403 with a token
+ * of the other role). Without tokens the server listens on loopback only, unless
+ * insecure_open. Every error is JSON {"error": "..."}. */
 #ifndef KILN_SERVER_SERVER_H
 #define KILN_SERVER_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,8 +25,16 @@ struct server_options {
 	const char *listen;		/* "ADDR:PORT"; port 0 picks a free one */
 	const char *data_dir;		/* store location (directory or URL), see store__open */
 	int retention_days;		/* raw data kept this long; 0 keeps everything */
-	const char *const *tokens;	/* accepted upload tokens; none: uploads are open */
+	const char *const *tokens;	/* write tokens: may upload */
 	size_t nr_tokens;
+	const char *const *read_tokens;	/* read tokens: may query (a token in both may do both) */
+	size_t nr_read_tokens;
+	/* The tenant of each token (parallel to tokens and read_tokens; NULL arrays or entries:
+	 * none). With any tenant, a tenant's token sees and writes only its own services, and
+	 * a token without one picks a tenant with X-Scope-OrgID (none: the default tenant). */
+	const char *const *token_tenants, *const *read_token_tenants;
+	bool insecure_open;		/* no token on a non-loopback address is allowed */
+	const char *tls_cert, *tls_key;	/* PEM files: serve HTTPS (both or neither) */
 	size_t max_body_bytes;		/* request body as sent (413 beyond) */
 	size_t max_decoded_bytes;	/* body after gzip decoding (413 beyond) */
 	unsigned threads;		/* HTTP worker threads */
@@ -34,8 +46,10 @@ struct server_options {
 
 struct server;
 
-/* Opens the store and starts serving in background threads. Returns NULL with a message
- * in err when the store cannot be opened or the address cannot be bound. */
+/* Opens the store (taking its directory's lock) and starts serving in background
+ * threads. Returns NULL with a message in err when the store cannot be opened or is in
+ * use by another server, the address cannot be bound or is not loopback without a
+ * token, or the TLS files cannot be read. */
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen);
 /* The port actually bound (useful with port 0). */
 uint16_t server__port(const struct server *srv);

@@ -86,11 +86,12 @@ void target__labels(const struct target *t, struct labels *l)
 	free(name);
 }
 
-/* The stored services that pick matches (and of type type_id when not NULL), seen at or
- * after since. Takes the store lock. Returns 0, or a negative errno with err. */
-int targets__find(struct server *srv, const struct store_query *pick, const char *type_id,
+/* The stored services of r's tenant that pick matches (and of type type_id when not NULL),
+ * seen at or after since. Takes the store lock. Returns 0, or a negative errno with err. */
+int targets__find(struct request *r, const struct store_query *pick, const char *type_id,
 		  int64_t since, struct targets *out, char *err, size_t errlen)
 {
+	struct server *srv = r->srv;
 	struct store_service *sv = NULL;
 	size_t n = 0;
 	int ret;
@@ -105,12 +106,16 @@ int targets__find(struct server *srv, const struct store_query *pick, const char
 		room += sv[i].nr_types ? sv[i].nr_types : 1;
 	out->v = xcalloc(room + 1, sizeof(*out->v));
 	for (size_t i = 0; i < n; i++) {
+		/* the name r's tenant knows it by; another tenant's is not a target */
+		const char *own = tenant__strip(r, sv[i].name);
+		if (!own)
+			continue;
 		const char *def = sv[i].profile_type ? sv[i].profile_type
-						     : ptype__of_service(sv[i].name);
+						     : ptype__of_service(own);
 		/* one target per type the service's series have (its default when unknown) */
 		for (size_t k = 0; k < (sv[i].nr_types ? sv[i].nr_types : 1); k++) {
 			struct target t = {
-				.service = sv[i].name, .service_name = targets__service_name(sv[i].name),
+				.service = sv[i].name, .service_name = targets__service_name(own),
 				.type = xstrdup(sv[i].nr_types ? sv[i].types[k] : def),
 			};
 			struct labels l;
@@ -160,7 +165,7 @@ int targets__select(struct request *r, struct response *resp, const char *select
 	ret = targets__parse_selector(selector, q, &pick, err, sizeof(err));
 	if (ret) {
 		connect__error(resp, "invalid_argument", "invalid label_selector: %s", err);
-	} else if ((ret = targets__find(r->srv, &pick, type_id, since, t, err, sizeof(err)))) {
+	} else if ((ret = targets__find(r, &pick, type_id, since, t, err, sizeof(err)))) {
 		connect__error(resp, "internal", "%s", err);
 	}
 	store_query_release(&pick);

@@ -43,10 +43,11 @@ int targets__parse_selector(const char *text, struct store_query *q, struct stor
 /* Pyroscope's service_name of a stored service name (malloc'd). */
 char *targets__service_name(const char *stored);
 
-/* Fills out with the stored services that pick matches, of type type_id when not NULL,
- * seen at or after since. Takes the server's store lock. Returns 0, or a negative errno
- * with a message in err. */
-int targets__find(struct server *srv, const struct store_query *pick, const char *type_id,
+/* Fills out with the stored services of r's tenant (server/auth.c) that pick matches, of
+ * type type_id when not NULL, seen at or after since; service_name is the tenant's name
+ * for it. Takes the server's store lock. Returns 0, or a negative errno with a message in
+ * err. */
+int targets__find(struct request *r, const struct store_query *pick, const char *type_id,
 		  int64_t since, struct targets *out, char *err, size_t errlen);
 
 /* The target labels of t as a sorted label set (initialized here; release it). */

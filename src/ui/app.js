@@ -7,7 +7,11 @@
  * joined by ';'), sort (key, '-' first for descending), flip=1, maxNodes, and for the diff
  * view mode=diff with aFrom, aUntil, bFrom, bUntil, a.LABEL and b.LABEL. The API is
  * kiln serve's own: /api/apps, /api/labels (every label with its values),
- * /pyroscope/render, /pyroscope/render-diff and /api/series. */
+ * /pyroscope/render, /pyroscope/render-diff and /api/series.
+ *
+ * A server with tokens answers 401 without one: the page then asks for a read token and
+ * keeps it for the browser tab's session (sessionStorage 'kiln.token'), sent as
+ * `Authorization: Bearer`; downloads are fetched with it. */
 (function (global) {
 	'use strict';
 
@@ -119,9 +123,39 @@
 
 	/* ---- API ---- */
 
+	var TOKEN_KEY = 'kiln.token';
+	function token() {
+		try { return global.sessionStorage.getItem(TOKEN_KEY) || ''; } catch (e) { return ''; }
+	}
+	function authHeaders() {
+		var t = token();
+		return t ? { Authorization: 'Bearer ' + t } : {};
+	}
+	/* Shows the token form (once); a submitted token is kept for the session and the page
+	 * reloads with it. A token that was refused is forgotten. */
+	var asking = false;
+	function askToken(refused) {
+		if (asking) return;
+		asking = true;
+		try { global.sessionStorage.removeItem(TOKEN_KEY); } catch (e) { /* private mode */ }
+		$('auth-msg').textContent = refused ? 'The server refused this token: it needs a read token.'
+			: 'This server needs a token to show its profiles.';
+		$('auth').hidden = false;
+		document.body.dataset.state = 'auth';
+		$('auth-token').focus();
+	}
+	$('auth').addEventListener('submit', function (ev) {
+		ev.preventDefault();
+		var t = $('auth-token').value.trim();
+		if (!t) return;
+		try { global.sessionStorage.setItem(TOKEN_KEY, t); } catch (e) { /* private mode */ }
+		global.location.reload();
+	});
+
 	function api(path, params) {
 		var url = path + (params ? '?' + new URLSearchParams(params).toString() : '');
-		return fetch(url).then(function (r) {
+		return fetch(url, { headers: authHeaders() }).then(function (r) {
+			if (r.status === 401 || r.status === 403) askToken(!!token());
 			return r.json().catch(function () { return {}; }).then(function (body) {
 				if (!r.ok) throw new Error((body && body.error) || ('HTTP ' + r.status + ' for ' + path));
 				return body;
@@ -222,6 +256,28 @@
 			: '/pyroscope/render?' + new URLSearchParams(merged(col, { format: 'html' }));
 		['dl-col', 'dl-pprof', 'dl-html'].forEach(function (id) { $(id).setAttribute('download', ''); });
 	}
+	/* A link cannot send the token: with one, a download is fetched and saved from a blob. */
+	['dl-col', 'dl-pprof', 'dl-html'].forEach(function (id) {
+		$(id).addEventListener('click', function (ev) {
+			if (!token() || ev.currentTarget.dataset.blob) return;
+			ev.preventDefault();
+			var a = ev.currentTarget;
+			fetch(a.href, { headers: authHeaders() }).then(function (r) {
+				if (!r.ok) throw new Error('HTTP ' + r.status + ' for the download');
+				var name = (/filename="?([^";]+)/.exec(r.headers.get('Content-Disposition') || '') || [])[1];
+				return r.blob().then(function (b) { return [b, name]; });
+			}).then(function (res) {
+				var tmp = document.createElement('a');
+				tmp.href = URL.createObjectURL(res[0]);
+				tmp.download = res[1] || 'profile';
+				tmp.dataset.blob = '1';
+				document.body.appendChild(tmp);
+				tmp.click();
+				tmp.remove();
+				setTimeout(function () { URL.revokeObjectURL(tmp.href); }, 10000);
+			}).catch(function (e) { showError(e.message); });
+		});
+	});
 
 	/* ---- flamegraph ---- */
 
@@ -394,7 +450,7 @@
 			document.body.dataset.state = 'ready';
 			document.dispatchEvent(new Event('kiln:ready'));
 		}).catch(function (e) {
-			if (my !== seq) return;
+			if (my !== seq || asking) return;
 			showError('Failed to load the profile: ' + e.message);
 			document.body.dataset.state = 'error';
 		});
@@ -506,6 +562,7 @@
 			showServiceMeta();
 			return true;
 		}).catch(function (e) {
+			if (asking) return false;
 			showError('Failed to list services: ' + e.message);
 			document.body.dataset.state = 'error';
 			return false;

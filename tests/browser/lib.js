@@ -11,11 +11,12 @@ const { chromium } = require('playwright-core');
 const ROOT = path.resolve(__dirname, '../..');
 const KILN = process.env.KILN || path.join(ROOT, 'build/kiln');
 
-/* Starts kiln serve on 127.0.0.1:0; resolves to {url, stop()} once it prints its port. */
-function startServer() {
+/* Starts kiln serve on 127.0.0.1:0 (with args, e.g. tokens); resolves to {url, stop()}
+ * once it prints its port. */
+function startServer(args) {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-ui-'));
 	const proc = spawn(KILN, ['serve', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 'data'),
-		'--retention-days', '0', '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
+		'--retention-days', '0', '-q'].concat(args || []), { stdio: ['ignore', 'pipe', 'inherit'] });
 	return new Promise((resolve, reject) => {
 		let out = '';
 		const timer = setTimeout(() => reject(new Error('kiln serve printed no address: ' + out)), 20000);
@@ -39,12 +40,14 @@ function startServer() {
 	});
 }
 
-/* Uploads .col text as gProfiler's agent does (POST /api/v2/profiles). */
-async function upload(url, service, host, col, start, end) {
+/* Uploads .col text as gProfiler's agent does (POST /api/v2/profiles), with the write
+ * token when given. */
+async function upload(url, service, host, col, start, end, token) {
 	const body = JSON.stringify({ profile: col, hostname: host, start_time: start, end_time: end,
 		gpid: 0 });
 	const r = await fetch(url + 'api/v2/profiles', { method: 'POST', body,
-		headers: { 'Content-Type': 'application/json', 'GPROFILER-SERVICE-NAME': service } });
+		headers: Object.assign({ 'Content-Type': 'application/json', 'GPROFILER-SERVICE-NAME': service },
+			token ? { 'GPROFILER-API-KEY': token } : {}) });
 	const text = await r.text();
 	if (!r.ok) throw new Error('upload failed: ' + r.status + ' ' + text);
 	return text;

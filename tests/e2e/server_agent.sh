@@ -8,7 +8,7 @@ need_root
 command -v curl > /dev/null || skip "curl is not installed"
 "$KILN" record --help 2>&1 | grep -q -- '--spool-dir' || skip "kiln record has no upload yet"
 
-start_server "$T/data" --token agent-token
+start_server "$T/data" --token agent-token --read-token "$READ_TOKEN"
 port=${URL%/}
 port=${port##*:}
 cat > "$T/spin.py" <<'PY'
@@ -26,7 +26,7 @@ reap $!
 	fail "record failed: $(tail -n 5 "$T/rec.log")"
 # The server holds exactly the session the agent wrote, from the process name down.
 ticks() {
-	curl -sf "${URL}pyroscope/render?query=$1&from=now-10m&until=now" |
+	curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=$1&from=now-10m&until=now" |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["flamebearer"]["numTicks"])'
 }
 col_samples() { cat "$@" | grep -v '^#' | awk '{ s += $NF } END { print s + 0 }'; }
@@ -35,9 +35,9 @@ got=$(ticks agent-e2e)
 [ "$sent" -gt 0 ] && [ "$sent" = "$got" ] || fail "server has $got samples, the agent wrote $sent"
 top=$(grep -v '^#' "$T/out"/profile_*.col | sort -t' ' -k2 -rn | head -n 1)
 want=$(echo "$top" | cut -d';' -f3-)
-curl -sf "${URL}pyroscope/render?query=agent-e2e&from=now-10m&until=now&format=collapsed" |
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=agent-e2e&from=now-10m&until=now&format=collapsed" |
 	grep -qxF "$want" || fail "the agent's top stack is not on the server: $want"
-curl -sf "${URL}pyroscope/label-values?label=host&query=agent-e2e" | grep -q "$(hostname)" ||
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/label-values?label=host&query=agent-e2e" | grep -q "$(hostname)" ||
 	fail "host label is not this machine"
 
 # Server down for the first session: it is spooled, then sent once the server is back.
@@ -52,7 +52,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 ls "$T/spool"/*.json.gz > /dev/null 2>&1 || fail "no session was spooled: $(tail -n 5 "$T/rec2.log")"
-"$KILN" serve --listen "127.0.0.1:$port" --data-dir "$T/data" --token agent-token > "$T/serve2.out" 2>&1 &
+"$KILN" serve --listen "127.0.0.1:$port" --data-dir "$T/data" --token agent-token --read-token "$READ_TOKEN" > "$T/serve2.out" 2>&1 &
 reap $!
 sleep 5
 kill -INT "$rec"

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../server_lib.sh"
 command -v curl > /dev/null || skip "curl is not installed"
 
-start_server "$T/data" --token e2e-token
+start_server "$T/data" --token e2e-token --read-token "$READ_TOKEN"
 now=$(date -u +%s)
 start=$(date -u -d "@$((now - 60))" +%Y-%m-%dT%H:%M:%S)
 end=$(date -u -d "@$now" +%Y-%m-%dT%H:%M:%S)
@@ -22,21 +22,21 @@ code=$(gprofiler_upload checkout e2e-token "$T/session.col" "$start" "$end")
 grep -q '"message":"ok"' "$T/upload.reply" || fail "unexpected reply $(cat "$T/upload.reply")"
 
 # The merged profile keeps the stacks from the process name down.
-curl -sf "${URL}pyroscope/render?query=checkout&from=now-1h&until=now&format=collapsed" > "$T/all.col" ||
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=checkout&from=now-1h&until=now&format=collapsed" > "$T/all.col" ||
 	fail "render collapsed failed"
 grep -qx 'python3;main_\[p\];compute_\[p\] 120' "$T/all.col" || fail "python stack missing: $(cat "$T/all.col")"
 grep -qx 'nginx;main;ngx_http_handler 50' "$T/all.col" || fail "nginx stack missing"
 
 # Label filters: container and process came from the .col prefix, host from the body.
-curl -sf "${URL}pyroscope/render?query=checkout%7Bcontainer%3D%22web-1%22%7D&format=collapsed" > "$T/web.col"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=checkout%7Bcontainer%3D%22web-1%22%7D&format=collapsed" > "$T/web.col"
 grep -q python3 "$T/web.col" && fail "container filter kept python3"
 grep -q ngx_http_handler "$T/web.col" || fail "container filter lost nginx"
-[ "$(curl -sf "${URL}pyroscope/label-values?label=host&query=checkout")" = '["e2e-host"]' ] ||
+[ "$(curl -sf -H "$READ_AUTH" "${URL}pyroscope/label-values?label=host&query=checkout")" = '["e2e-host"]' ] ||
 	fail "host label missing"
-curl -sf "${URL}pyroscope/labels?query=checkout" | grep -q '"process"' || fail "no process label"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/labels?query=checkout" | grep -q '"process"' || fail "no process label"
 
 # Flamebearer JSON: total ticks and names.
-curl -sf "${URL}pyroscope/render?query=checkout&from=now-1h&until=now" > "$T/fb.json"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=checkout&from=now-1h&until=now" > "$T/fb.json"
 python3 - "$T/fb.json" <<'PY' || fail "flamebearer check failed"
 import json, sys
 fb = json.load(open(sys.argv[1]))
@@ -55,20 +55,20 @@ printf 'main;idle\nmain;idle\nmain;work\n' | gzip |
 	curl -sf -X POST -H 'Authorization: Bearer e2e-token' -H 'Content-Encoding: gzip' --data-binary @- \
 	"${URL}ingest?name=shop.cpu%7Bregion%3Dus%7D&format=lines&from=$((now - 10))&until=$now" ||
 	fail "gzip lines push failed"
-curl -sf "${URL}render?query=shop.cpu%7Bregion%3D%22eu%22%7D&format=collapsed" | grep -qx 'main;handler;parse 70' ||
+curl -sf -H "$READ_AUTH" "${URL}render?query=shop.cpu%7Bregion%3D%22eu%22%7D&format=collapsed" | grep -qx 'main;handler;parse 70' ||
 	fail "folded push not returned"
-curl -sf "${URL}render?query=shop.cpu%7Bregion%3D~%22u.*%22%7D&format=collapsed" | grep -qx 'main;idle 2' ||
+curl -sf -H "$READ_AUTH" "${URL}render?query=shop.cpu%7Bregion%3D~%22u.*%22%7D&format=collapsed" | grep -qx 'main;idle 2' ||
 	fail "lines push not returned"
-curl -sf "${URL}api/apps" | grep -q '"name":"shop.cpu","spyName":"gospy"' || fail "apps list wrong"
+curl -sf -H "$READ_AUTH" "${URL}api/apps" | grep -q '"name":"shop.cpu","spyName":"gospy"' || fail "apps list wrong"
 
 # The diff between two label sets.
-curl -sf "${URL}pyroscope/render-diff?leftQuery=shop.cpu%7Bregion%3D%22eu%22%7D&rightQuery=shop.cpu%7Bregion%3D%22us%22%7D&leftFrom=now-1h&leftUntil=now&rightFrom=now-1h&rightUntil=now" > "$T/diff.json"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render-diff?leftQuery=shop.cpu%7Bregion%3D%22eu%22%7D&rightQuery=shop.cpu%7Bregion%3D%22us%22%7D&leftFrom=now-1h&leftUntil=now&rightFrom=now-1h&rightUntil=now" > "$T/diff.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["leftTicks"]==100 and d["rightTicks"]==3 and d["metadata"]["format"]=="double"' "$T/diff.json" ||
 	fail "diff wrong: $(head -c 300 "$T/diff.json")"
 
 # pprof export read by go tool pprof.
 if command -v go > /dev/null; then
-	curl -sf -o "$T/checkout.pb.gz" "${URL}pyroscope/render?query=checkout&from=now-1h&until=now&format=pprof" ||
+	curl -sf -H "$READ_AUTH" -o "$T/checkout.pb.gz" "${URL}pyroscope/render?query=checkout&from=now-1h&until=now&format=pprof" ||
 		fail "pprof export failed"
 	HOME=$T GOCACHE=$T/gocache GOFLAGS=-mod=mod go tool pprof -top -sample_index=0 "$T/checkout.pb.gz" > "$T/top.txt" 2>&1 ||
 		fail "go tool pprof could not read the export: $(cat "$T/top.txt")"
@@ -79,12 +79,12 @@ if command -v go > /dev/null; then
 	curl -sf -X POST -H 'Authorization: Bearer e2e-token' -F "profile=@$T/checkout.pb.gz;filename=profile" \
 		"${URL}ingest?name=roundtrip%7Bvia%3Dmultipart%7D&from=$((now - 10))&until=$now&spyName=nodespy" ||
 		fail "multipart pprof push failed"
-	curl -sf "${URL}render?query=roundtrip.cpu&format=collapsed" | grep -qx 'python3;main_\[p\];compute_\[p\] 120' ||
+	curl -sf -H "$READ_AUTH" "${URL}render?query=roundtrip.cpu&format=collapsed" | grep -qx 'python3;main_\[p\];compute_\[p\] 120' ||
 		fail "multipart pprof push not returned"
 fi
 
 # Bad uploads: each gets its error, none is stored.
-before=$(curl -sf "${URL}api/apps")
+before=$(curl -sf -H "$READ_AUTH" "${URL}api/apps")
 code=$(gprofiler_upload checkout wrong-token "$T/session.col" "$start" "$end")
 [ "$code" = 401 ] || fail "bad token got $code"
 code=$(gprofiler_upload 'bad name' e2e-token "$T/session.col" "$start" "$end")
@@ -102,5 +102,5 @@ code=$(printf 'garbage' | curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Aut
 code=$(printf 'a;b 1\n' | curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer e2e-token' \
 	--data-binary @- "${URL}ingest?name=junk%7Bx%3D")
 [ "$code" = 400 ] || fail "bad name got $code"
-[ "$(curl -sf "${URL}api/apps")" = "$before" ] || fail "a bad upload was stored"
+[ "$(curl -sf -H "$READ_AUTH" "${URL}api/apps")" = "$before" ] || fail "a bad upload was stored"
 pass

@@ -22,7 +22,7 @@ go build -o "$T/gopprof" "$ROOT/tests/workloads/gopprof.go" 2>"$T/build.err" ||
 go_total=$(go tool pprof -top -sample_index=samples "$T/cpu.pprof" 2>/dev/null | grep -o 'of [0-9]* total' | grep -o '[0-9]*')
 [ -n "$go_total" ] || fail "go tool pprof cannot read the profile"
 
-start_server "$T/data" --token push-token
+start_server "$T/data" --token push-token --read-token "$READ_TOKEN"
 cat > "$T/push.js" <<'JS'
 // push.js FILE.pprof CONTENT-TYPE TOKEN SERVICE: one Connect unary Push call; prints the
 // HTTP status and the body.
@@ -57,14 +57,14 @@ out=$(push "$T/cpu.pprof" garbage push-token goapp)
 [ "${out%% *}" = 400 ] && echo "$out" | grep -q '"code": *"invalid_argument"' || fail "garbage: $out"
 out=$(push "$T/cpu.pprof" application/proto push-token "")
 [ "${out%% *}" = 400 ] && echo "$out" | grep -q 'service_name' || fail "no service_name: $out"
-curl -sf "${URL}api/apps" | grep -q goapp && fail "a refused push was stored"
+curl -sf -H "$READ_AUTH" "${URL}api/apps" | grep -q goapp && fail "a refused push was stored"
 
 out=$(push "$T/cpu.pprof" application/proto push-token goapp)
 [ "${out%% *}" = 200 ] || fail "push refused: $out"
 
-curl -sf "${URL}api/apps" > "$T/apps.json"
+curl -sf -H "$READ_AUTH" "${URL}api/apps" > "$T/apps.json"
 grep -q '"name":"goapp.cpu"' "$T/apps.json" || fail "no goapp.cpu service: $(cat "$T/apps.json")"
-curl -sf "${URL}pyroscope/render?query=goapp.cpu%7Bregion%3D%22e2e%22%2Cpod%3D%22web-0%22%7D&from=now-10m&until=now" > "$T/fb.json"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=goapp.cpu%7Bregion%3D%22e2e%22%2Cpod%3D%22web-0%22%7D&from=now-10m&until=now" > "$T/fb.json"
 python3 - "$T/fb.json" "$go_total" <<'PY' || fail "render does not hold the Go profile: $(head -c 400 "$T/fb.json")"
 import json, sys
 fb = json.load(open(sys.argv[1]))["flamebearer"]
@@ -75,8 +75,8 @@ for f in ("main.alpha", "main.beta"):
     assert any(f == n for n in fb["names"]), f + " missing"
 PY
 # stored at the profile's own time (the pprof's time_nanos), not at the upload's
-curl -sf "${URL}pyroscope/render?query=goapp.cpu%7B%7D&from=now-1h&until=now-10m" | grep -q '"numTicks":0' ||
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=goapp.cpu%7B%7D&from=now-1h&until=now-10m" | grep -q '"numTicks":0' ||
 	fail "samples stored outside the profile's time"
-curl -sf "${URL}pyroscope/label-values?label=pod&query=goapp.cpu" | grep -q '"web-0"' || fail "labels not stored"
-curl -sf "${URL}pyroscope/labels?query=goapp.cpu" | grep -q '__delta__' && fail "reserved labels stored"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/label-values?label=pod&query=goapp.cpu" | grep -q '"web-0"' || fail "labels not stored"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/labels?query=goapp.cpu" | grep -q '__delta__' && fail "reserved labels stored"
 pass "$go_total samples pushed over Connect"

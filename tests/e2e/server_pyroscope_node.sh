@@ -19,7 +19,7 @@ if [ ! -d "$npm_dir/node_modules/@pyroscope/nodejs" ]; then
 		skip "could not install @pyroscope/nodejs@$version from npm: $(tail -n 3 "$T/npm.log")"
 fi
 
-start_server "$T/data" --token node-token
+start_server "$T/data" --token node-token --read-token "$READ_TOKEN"
 cat > "$T/app.js" <<'JS'
 const Pyroscope = require('@pyroscope/nodejs').default;
 Pyroscope.init({
@@ -44,9 +44,9 @@ KILN_URL=${URL%/} NODE_PATH=$npm_dir/node_modules DEBUG=pyroscope timeout 60 nod
 	fail "node app failed: $(tail -n 20 "$T/node.log")"
 grep -q 'rejected' "$T/node.log" && fail "kiln rejected a push: $(grep -A1 rejected "$T/node.log" | head)"
 
-curl -sf "${URL}api/apps" > "$T/apps.json"
+curl -sf -H "$READ_AUTH" "${URL}api/apps" > "$T/apps.json"
 grep -q '"name":"nodeapp.cpu"' "$T/apps.json" || fail "no nodeapp.cpu service: $(cat "$T/apps.json")"
-curl -sf "${URL}pyroscope/render?query=nodeapp.cpu%7Bregion%3D%22e2e%22%7D&from=now-5m&until=now" > "$T/fb.json"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=nodeapp.cpu%7Bregion%3D%22e2e%22%7D&from=now-5m&until=now" > "$T/fb.json"
 python3 - "$T/fb.json" <<'PY' || fail "render did not return the Node functions: $(head -c 400 "$T/fb.json")"
 import json, sys
 fb = json.load(open(sys.argv[1]))["flamebearer"]
@@ -56,5 +56,5 @@ for f in ("kilnBurnAlpha", "kilnBurnBeta"):
     assert any(f in n for n in names), f + " missing"
 print("node samples:", fb["numTicks"], "names:", len(names))
 PY
-curl -sf "${URL}pyroscope/label-values?label=region&query=nodeapp.cpu" | grep -q '"e2e"' || fail "tag not stored as a label"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/label-values?label=region&query=nodeapp.cpu" | grep -q '"e2e"' || fail "tag not stored as a label"
 pass

@@ -32,6 +32,23 @@ static void test_intern_and_add(void **state)
 	profile__free(p);
 }
 
+/* A pprof sample without locations is an empty stack; with only those there are no
+ * frames at all (profile__stack once computed NULL + 0, UBSan). */
+static void test_empty_stack(void **state)
+{
+	struct profile *p = profile__new(), *q = profile__new();
+
+	profile__add(p, NULL, 0, 5);
+	struct profile_stack s = profile__stack(p, 0);
+	assert_int_equal(s.depth, 0);
+	assert_int_equal(s.count, 5);
+	assert_non_null(s.frames);
+	profile__merge(q, p);
+	assert_int_equal(profile__total(q), 5);
+	profile__free(p);
+	profile__free(q);
+}
+
 static void test_merge_reinterns(void **state)
 {
 	struct profile *a = profile__new(), *b = profile__new();
@@ -394,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_col_labels_prefix),
 		cmocka_unit_test(test_col_rejects_bad_lines),
 		cmocka_unit_test(test_sanitize),
+		cmocka_unit_test(test_empty_stack),
 		cmocka_unit_test(test_hashmap_grow_remove),
 		cmocka_unit_test(test_strbuf),
 	};

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 
 static char dir[64];
 static const char *const tokens[] = { "s3cret", "other-token" };
+static const char *const read_tokens[] = { "reader" };
 
 static struct server *start(uint16_t port)
 {
@@ -32,7 +34,8 @@ static struct server *start(uint16_t port)
 	strbuf_addf(&listen, "127.0.0.1:%u", port);
 	strbuf_addf(&data, "%s/data", dir);
 	struct server_options o = { .listen = listen.buf, .data_dir = data.buf, .tokens = tokens,
-				    .nr_tokens = 2, .max_body_bytes = 64 * 1024, .threads = 2 };
+				    .nr_tokens = 2, .read_tokens = read_tokens, .nr_read_tokens = 1,
+				    .max_body_bytes = 64 * 1024, .threads = 2 };
 	struct server *srv = server__start(&o, err, sizeof(err));
 	if (!srv)
 		fail_msg("%s", err);
@@ -50,7 +53,8 @@ static size_t on_data(char *d, size_t size, size_t n, void *arg)
 /* Response headers of the last http() call. */
 static struct strbuf last_headers = STRBUF_INIT;
 
-/* One HTTP request; returns the status and fills reply (and last_headers). */
+/* One HTTP request; returns the status and fills reply (and last_headers). A GET that
+ * sends no token of its own sends the read token. */
 static long http(uint16_t port, const char *path, const char *const *headers, const void *body,
 		 size_t len, struct strbuf *reply)
 {
@@ -60,8 +64,13 @@ static long http(uint16_t port, const char *path, const char *const *headers, co
 	long status = 0;
 
 	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
-	for (size_t i = 0; headers && headers[i]; i++)
+	bool token = false;
+	for (size_t i = 0; headers && headers[i]; i++) {
 		h = curl_slist_append(h, headers[i]);
+		token |= !strncasecmp(headers[i], "Authorization:", 14);
+	}
+	if (!body && !token)
+		h = curl_slist_append(h, "Authorization: Bearer reader");
 	h = curl_slist_append(h, "Expect:");
 	curl_easy_setopt(c, CURLOPT_URL, url.buf);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
