@@ -28,7 +28,6 @@
 #ifndef KILN_STORE_STORE_H
 #define KILN_STORE_STORE_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,7 +62,7 @@ struct matcher {
 	char *name;
 	char *value;
 	enum match_op op;
-	regex_t re;		/* compiled for MATCH_RE / MATCH_NRE (anchored) */
+	struct re *re;		/* compiled for MATCH_RE / MATCH_NRE (util/re.h), else NULL */
 };
 
 /* A query: a service and label matchers, as parsed from `app.cpu{host="a",x!~"b.*"}`
