@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -19,6 +20,15 @@
 #include "util/log.h"
 
 enum { AUTH_NONE, AUTH_UPLOAD };
+
+/* Connections: one client (an address) holds at most PER_CLIENT of them, so that idle or
+ * half-open connections from one host cannot take the server's whole budget (about 1,020
+ * by default in libmicrohttpd) and lock everyone out; a connection silent for
+ * IDLE_TIMEOUT seconds is closed. The global limit leaves file descriptors for the store. */
+#define CONNECTIONS_PER_CLIENT 64
+#define CONNECTION_IDLE_TIMEOUT 15
+#define CONNECTIONS_MAX 8192
+#define FD_HEADROOM 256
 
 /* Rendered flamegraphs kept: a few views (ranges, filters, maxNodes) of a few users. */
 #define RENDER_CACHE_ENTRIES 32
@@ -425,6 +435,27 @@ bad:
 	return -EINVAL;
 }
 
+/* Raises the file descriptor limit to its hard limit and returns how many connections
+ * fit below it with FD_HEADROOM descriptors to spare (at most CONNECTIONS_MAX). */
+static unsigned connection_budget(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1024 - FD_HEADROOM;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	n = rl.rlim_cur == RLIM_INFINITY ? CONNECTIONS_MAX + FD_HEADROOM : rl.rlim_cur;
+	if (n < 2 * FD_HEADROOM)
+		return (unsigned)(n / 2);
+	n -= FD_HEADROOM;
+	return n > CONNECTIONS_MAX ? CONNECTIONS_MAX : (unsigned)n;
+}
+
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen)
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
@@ -465,7 +496,9 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				    MHD_OPTION_THREAD_POOL_SIZE, srv->opts.threads,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_TIMEOUT,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONNECTIONS_PER_CLIENT,
+				    MHD_OPTION_CONNECTION_LIMIT, connection_budget(),
 				    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {
