@@ -77,8 +77,17 @@ void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
 
+/* Limits of a series, as Pyroscope's: label names per series, and the bytes of a name
+ * and a value; series in one Connect push. */
+#define INGEST_MAX_LABELS 30
+#define INGEST_MAX_LABEL_NAME 1024
+#define INGEST_MAX_LABEL_VALUE 2048
+#define INGEST_MAX_SERIES_PER_PUSH 1000
+
+/* Checks a label set against the limits above. Returns 0, or -E2BIG with a message. */
+int ingest__check_labels(const struct labels *l, char *err, size_t errlen);
 /* Shared by the ingest handlers. Stores put under the server's lock; on failure sets a
- * 422/507/500 error and returns a negative errno. */
+ * 400 (ingest__check_labels), 422/507/500 error and returns a negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
 /* One series of a parsed pprof: which sample type of the profile, the service it goes
  * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id

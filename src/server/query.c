@@ -502,23 +502,23 @@ void query__label_sets(struct request *r, struct response *resp)
 	store_query_init(&q);
 	if (parse_label_query(r, resp, &q, &from, &until))
 		goto out;
+	/* one pass over the series, "name\x1fvalue" sorted: a name's values are adjacent
+	 * (a name per label_values call was N^2 for a series of N labels, under the lock) */
 	pthread_mutex_lock(&r->srv->lock);
-	ret = store__label_names(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
-	for (size_t i = 0; !ret && i < n; i++) {
-		char **v = NULL;
-		size_t nv = 0;
+	ret = store__label_pairs(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
+	pthread_mutex_unlock(&r->srv->lock);
+	for (size_t i = 0; !ret && i < n;) {
+		size_t len = strcspn(names[i], "\x1f"), j = i;
 		json_t *a = json_array();
-		ret = store__label_values(r->srv->store, &q, names[i], from, until, &v, &nv, err,
-					  sizeof(err));
-		for (size_t j = 0; !ret && j < nv; j++) {
-			json_t *str = json_string(v[j]);
+		for (; j < n && !strncmp(names[j], names[i], len) && names[j][len] == '\x1f'; j++) {
+			json_t *str = json_string(names[j] + len + 1);
 			if (str)
 				json_array_append_new(a, str);
 		}
+		names[i][len] = 0;
 		json_object_set_new(out, names[i], a);	/* dropped when the name is not UTF-8 */
-		store__free_strings(v, nv);
+		i = j;
 	}
-	pthread_mutex_unlock(&r->srv->lock);
 	if (ret) {
 		resp__error(resp, 500, "%s", err);
 	} else {

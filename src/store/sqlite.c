@@ -81,10 +81,12 @@ static void labels_from_key(struct labels *l, const char *key)
 		rs = strchr(us, '\x1e');
 		if (!rs)
 			break;
-		char *name = xstrndup(key, (size_t)(us - key)), *value = xstrndup(us + 1, (size_t)(rs - us - 1));
-		labels__set(l, name, value);
-		free(name);
-		free(value);
+		/* appended: a key is sorted with unique names (labels__set would be N^2) */
+		if (!(l->n & (l->n + 1)) || !l->n)
+			l->v = xrealloc(l->v, (2 * l->n + 2) * sizeof(*l->v));
+		l->v[l->n].name = xstrndup(key, (size_t)(us - key));
+		l->v[l->n].value = xstrndup(us + 1, (size_t)(rs - us - 1));
+		l->n++;
 		key = rs + 1;
 	}
 }

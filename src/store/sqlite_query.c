@@ -423,11 +423,13 @@ static void collect(struct hashmap *set, char ***out, size_t *n)
 	hashmap__free(set);
 }
 
+/* names: label names; name set: its values; pairs: "name\x1fvalue" of every label. */
 static int labels_common(struct sqlite_store *s, const struct store_query *q, const char *name,
-			 int64_t from, int64_t until, char ***out, size_t *n)
+			 bool pairs, int64_t from, int64_t until, char ***out, size_t *n)
 {
 	const struct sq_service *svc = q->service ? sq__find_service(s, q->service) : NULL;
 	struct hashmap *set = hashmap__new();
+	struct strbuf pair = STRBUF_INIT;
 
 	for (size_t i = 0; i < s->nr_series; i++) {
 		const struct sq_series *v = &s->series[i];
@@ -438,10 +440,17 @@ static int labels_common(struct sqlite_store *s, const struct store_query *q, co
 		for (size_t j = 0; j < v->labels.n; j++) {
 			const char *k = name ? (strcmp(v->labels.v[j].name, name) ? NULL
 						: v->labels.v[j].value) : v->labels.v[j].name;
+			if (pairs) {
+				strbuf_reset(&pair);
+				strbuf_addf(&pair, "%s\x1f%s", v->labels.v[j].name,
+					    v->labels.v[j].value);
+				k = pair.buf;
+			}
 			if (k)
 				hashmap__insert(set, k, strlen(k), NULL);
 		}
 	}
+	strbuf_release(&pair);
 	collect(set, out, n);
 	return 0;
 }
@@ -449,14 +458,14 @@ static int labels_common(struct sqlite_store *s, const struct store_query *q, co
 int sq__label_names(struct store *st, const struct store_query *q, int64_t from, int64_t until,
 		    char ***out, size_t *n, char *err, size_t errlen)
 {
-	return labels_common((struct sqlite_store *)st, q, NULL, from, until, out, n);
+	return labels_common((struct sqlite_store *)st, q, NULL, false, from, until, out, n);
 }
 
 int sq__label_values(struct store *st, const struct store_query *q, const char *name,
 		     int64_t from, int64_t until, char ***out, size_t *n, char *err,
 		     size_t errlen)
 {
-	return labels_common((struct sqlite_store *)st, q, name, from, until, out, n);
+	return labels_common((struct sqlite_store *)st, q, name, !name, from, until, out, n);
 }
 
 static int service_cmp(const void *a, const void *b)

@@ -269,6 +269,12 @@ int store__label_names(struct store *s, const struct store_query *q, int64_t fro
 	return s->ops->label_names(s, q, from, until, out, n, err, errlen);
 }
 
+int store__label_pairs(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, char ***out, size_t *n, char *err, size_t errlen)
+{
+	return s->ops->label_values(s, q, NULL, from, until, out, n, err, errlen);
+}
+
 int store__label_values(struct store *s, const struct store_query *q, const char *name,
 			int64_t from, int64_t until, char ***out, size_t *n, char *err,
 			size_t errlen)

@@ -235,6 +235,12 @@ int store__label_names(struct store *s, const struct store_query *q, int64_t fro
 int store__label_values(struct store *s, const struct store_query *q, const char *name,
 			int64_t from, int64_t until, char ***out, size_t *n, char *err,
 			size_t errlen);
+/* Every label of q's matching series seen in [from, until) as "name\x1fvalue", sorted
+ * and unique (so grouped by name), in one pass over the series: the work is linear in
+ * the labels stored, whatever their number per series. Freed as above. (A backend's
+ * label_values op gives these pairs when called with a NULL name.) */
+int store__label_pairs(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, char ***out, size_t *n, char *err, size_t errlen);
 void store__free_strings(char **v, size_t n);
 /* Lists every service, sorted by name (free with store__free_services). */
 int store__services(struct store *s, struct store_service **out, size_t *n, char *err,
