@@ -22,6 +22,13 @@
 /* The profile type a query names with `profile_type=name:type:unit:period_type:period_unit`
  * (none: the service's default). A service named without a type suffix is looked up as
  * the legacy name of that type ("app" and memory:alloc_space:... is "app.alloc_space"). */
+/* The status of a failed store read: 503 when it ran past its deadline (the client may
+ * narrow the query or retry), 500 otherwise. */
+static unsigned read_status(int ret)
+{
+	return ret == -ETIMEDOUT ? 503 : 500;
+}
+
 static int parse_profile_type(struct request *r, struct response *resp, struct store_query *q)
 {
 	const char *id = req__arg(r, "profile_type"), *dot, *t, *e, *suffix;
@@ -348,7 +355,7 @@ void query__render(struct request *r, struct response *resp)
 		meta = service_meta(r->srv, q.service);
 		pthread_mutex_unlock(&r->srv->lock);
 		if (ret) {
-			resp__error(resp, 500, "%s", err);
+			resp__error(resp, read_status(ret), "%s", err);
 		} else if (!strcmp(format, "html")) {
 			send_html(resp, p, NULL, text);
 		} else {
@@ -367,7 +374,7 @@ void query__render(struct request *r, struct response *resp)
 		pthread_mutex_unlock(&r->srv->lock);
 	}
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 		goto out;
 	}
 	json_object_set_new(meta, "format", json_string("single"));
@@ -419,7 +426,7 @@ void query__render_diff(struct request *r, struct response *resp)
 			ret = store__select(r->srv->store, &rq, rf, ru, rp, err, sizeof(err));
 		pthread_mutex_unlock(&r->srv->lock);
 		if (ret)
-			resp__error(resp, 500, "%s", err);
+			resp__error(resp, read_status(ret), "%s", err);
 		else
 			send_html(resp, lp, rp, "kiln diff: A = left, B = right");
 		profile__free(lp);
@@ -430,7 +437,7 @@ void query__render_diff(struct request *r, struct response *resp)
 				 req__arg(r, "rightQuery"), rf, ru, max_nodes, &fb, ticks, resp,
 				 err, sizeof(err));
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 		goto out;
 	}
 	pthread_mutex_lock(&r->srv->lock);
@@ -479,7 +486,7 @@ void query__labels(struct request *r, struct response *resp)
 	ret = store__label_names(r->srv->store, &q, from, until, &v, &n, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret)
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	else
 		send_strings(resp, "__name__", v, n);
 	store__free_strings(v, n);
@@ -520,7 +527,7 @@ void query__label_sets(struct request *r, struct response *resp)
 		i = j;
 	}
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	} else {
 		resp__json(resp, 200, out);
 		out = NULL;
@@ -563,7 +570,7 @@ void query__label_values(struct request *r, struct response *resp)
 	}
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret)
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	else
 		send_strings(resp, NULL, v, n);
 	store__free_strings(v, n);
@@ -582,7 +589,7 @@ void query__apps(struct request *r, struct response *resp)
 	ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 		return;
 	}
 	json_t *a = json_array();
@@ -610,7 +617,7 @@ void query__series(struct request *r, struct response *resp)
 	ret = store__series(r->srv->store, &q, from, until, &ts, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret)
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	else
 		resp__json(resp, 200, timeline_json(&ts));
 	free(ts.samples);

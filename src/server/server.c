@@ -459,7 +459,10 @@ static unsigned connection_budget(void)
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen)
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
-	struct store_options so = { .retention_days = opts->retention_days };
+	struct store_options so = { .retention_days = opts->retention_days,
+				    .query_timeout_ms = opts->query_timeout_ms > 0
+							? opts->query_timeout_ms
+							: SERVER_DEFAULT_QUERY_TIMEOUT_MS };
 	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
 

@@ -177,6 +177,7 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 	wanted = match_series(s, svc, q, from, until, &max_id);
 	a->nr_nodes = s->nr_nodes;
 	a->counts = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*a->counts));
+	sq__read_begin(s);
 	for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
 		sqlite3_bind_int(rows, 1, r[i].level);
 		sqlite3_bind_int64(rows, 2, svc->id);
@@ -189,9 +190,14 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 			if (rows__each(sqlite3_column_blob(rows, 1),
 				       (size_t)sqlite3_column_bytes(rows, 1), acc_one, a))
 				a->bad = 1;
+			if (sq__read_expired(s)) {	/* decoding rows is most of the work */
+				rc = SQLITE_INTERRUPT;
+				break;
+			}
 		}
 		sqlite3_reset(rows);
 	}
+	sq__read_end(s);
 	sqlite3_finalize(rows);
 	free(wanted);
 	if (rc != SQLITE_DONE)
@@ -373,6 +379,7 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 	wanted = match_series(s, svc, q, out->start, until, &max_id);
 	/* The chosen level below its watermark, finer levels above it. */
 	rc = SQLITE_DONE;
+	sq__read_begin(s);
 	for (int64_t lo = out->start; level >= 0 && rc == SQLITE_DONE; level--) {
 		int64_t hi = level ? s->done_until[level] : until;
 		if (hi > until)
@@ -394,6 +401,7 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 		sqlite3_reset(rows);
 		lo = hi;
 	}
+	sq__read_end(s);
 	sqlite3_finalize(rows);
 	free(wanted);
 	if (rc != SQLITE_DONE) {

@@ -148,6 +148,9 @@ struct store_options {
 	/* Data older than this many days may be removed by store__retain (how, and whether
 	 * coarser data is kept longer, is the backend's: see its header). 0: keep forever. */
 	int retention_days;
+	/* A read (select, select_tree, series) still running after this many milliseconds
+	 * stops and fails with -ETIMEDOUT and a message; writes are never stopped. 0: none. */
+	int query_timeout_ms;
 };
 
 struct store;

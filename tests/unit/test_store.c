@@ -500,6 +500,42 @@ static void test_migrate_v0(void **state)
 	strbuf_release(&path), strbuf_release(&a), strbuf_release(&b), strbuf_release(&sql);
 }
 
+/* A read past its deadline stops with -ETIMEDOUT and a message, and the store still
+ * answers the next read in full; a write is never stopped. (The deadline is 1 ms, the
+ * read decodes 3,000 rows of 40 stacks: hundreds of times longer under ASan.) */
+static void test_query_deadline(void **state)
+{
+	struct store_options so = { .query_timeout_ms = 1 };
+	struct strbuf text = STRBUF_INIT;
+	struct store_query q;
+	struct profile *p;
+	struct store *s;
+	char err[256];
+	int ret;
+
+	for (int i = 0; i < 40; i++)
+		strbuf_addf(&text, "main;f%d;g%d 3\n", i, i);
+	s = store__open(dir, &so, err, sizeof(err));
+	assert_non_null(s);
+	for (int i = 0; i < 3000; i++)
+		put_col(s, i % 2 ? "a" : "b", 1700000000 + 10 * i, text.buf);
+	query(&q, "svc", NULL);
+	p = profile__new();
+	ret = store__select(s, &q, 1700000000, 1700000000 + 30000, p, err, sizeof(err));
+	assert_int_equal(ret, -ETIMEDOUT);
+	assert_non_null(strstr(err, "deadline of 1 ms"));
+	profile__free(p);
+	store__close(s);
+	s = open_store();	/* no deadline: the whole answer */
+	p = profile__new();
+	assert_int_equal(store__select(s, &q, 1700000000, 1700000000 + 30000, p, err, sizeof(err)), 0);
+	assert_int_equal(count_of(p, "main;f7;g7"), 3 * 3000);
+	profile__free(p);
+	store_query_release(&q);
+	store__close(s);
+	strbuf_release(&text);
+}
+
 static int setup(void **state)
 {
 	memcpy(dir, "/tmp/kiln-test-store.XXXXXX", sizeof(dir));
@@ -524,6 +560,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_by_scheme, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v0, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_deadline, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
