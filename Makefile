@@ -4,6 +4,7 @@
 #   make test       install deps, build, run unit tests (ASan/UBSan) and end-to-end tests
 #   make unit       unit tests only;  make e2e [E2E=pattern]  end-to-end tests only
 #   make bpf        BPF programs and their skeletons only (needs clang and bpftool)
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each;  make fuzz-smoke  a minute in all
 
 CC      ?= cc
 V       ?= 0
@@ -158,6 +159,8 @@ e2e: all
 test: all $(UNIT_BINS)
 	$(Q)./tests/run-all.sh $(UNIT_BINS)
 endif
+
+include fuzz/fuzz.mk
 
 # --one-file-system: never into what a tests/fresh/run.sh chroot (build/fresh) has mounted
 clean:

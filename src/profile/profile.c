@@ -428,7 +428,9 @@ struct profile_stack profile__stack(const struct profile *p, size_t index)
 	const struct stack_entry *s = &p->stacks[index];
 	const uint64_t *v = p->values + index * p->nr_types;
 
-	return (struct profile_stack){ p->frames + s->off, s->depth, v[0], v, s->labels };
+	/* a profile of only empty stacks has no frames array (NULL + 0 is undefined) */
+	return (struct profile_stack){ p->frames ? p->frames + s->off : NULL, s->depth, v[0], v,
+				       s->labels };
 }
 
 uint64_t profile__total(const struct profile *p)
