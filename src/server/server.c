@@ -21,11 +21,10 @@
 
 enum { AUTH_NONE, AUTH_UPLOAD };
 
-/* Connections: one client (an address) holds at most PER_CLIENT of them, so that idle or
+/* Connections: one client (an address) holds at most opts.client_connections of them, so that idle or
  * half-open connections from one host cannot take the server's whole budget (about 1,020
  * by default in libmicrohttpd) and lock everyone out; a connection silent for
  * IDLE_TIMEOUT seconds is closed. The global limit leaves file descriptors for the store. */
-#define CONNECTIONS_PER_CLIENT 64
 #define CONNECTION_IDLE_TIMEOUT 15
 #define CONNECTIONS_MAX 8192
 #define FD_HEADROOM 256
@@ -480,6 +479,8 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		srv->opts.max_decoded_bytes = SERVER_DEFAULT_MAX_DECODED;
 	if (!srv->opts.threads)
 		srv->opts.threads = 4;
+	if (!srv->opts.client_connections)
+		srv->opts.client_connections = SERVER_DEFAULT_CLIENT_CONNECTIONS;
 	srv->nr_tokens = opts->nr_tokens;
 	srv->tokens = xcalloc(opts->nr_tokens + 1, sizeof(*srv->tokens));
 	for (size_t i = 0; i < opts->nr_tokens; i++)
@@ -500,7 +501,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 				    MHD_OPTION_THREAD_POOL_SIZE, srv->opts.threads,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_TIMEOUT,
-				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONNECTIONS_PER_CLIENT,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->opts.client_connections,
 				    MHD_OPTION_CONNECTION_LIMIT, connection_budget(),
 				    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
 				    MHD_OPTION_END);
