@@ -543,6 +543,51 @@ static void test_query_deadline(void **state)
 	strbuf_release(&text);
 }
 
+/* Every name=value pair of the matching series in one pass, sorted, grouped by name;
+ * and a series key of many labels read back whole (the key is parsed by appending). */
+static void test_label_pairs(void **state)
+{
+	static const char *const want[] = { "host\x1f" "a", "host\x1f" "b", "k\x1f" "v" };
+	struct store *s = open_store();
+	struct store_query q;
+	struct labels l;
+	char err[256], **v = NULL;
+	size_t n = 0;
+
+	put_col(s, "a", 1700000000, "main;x 1\n");
+	put_col(s, "b", 1700000000, "main;x 1\n");
+	put_col(s, "a", 1700000010, "main;x 1\n");	/* the same series again */
+	labels_init(&l);
+	labels__set(&l, "host", "a");
+	labels__set(&l, "k", "v");
+	labels__sort(&l);
+	struct profile *p = profile__new();
+	assert_int_equal(col__parse(p, "main;y 2\n", 9, err, sizeof(err)), 0);
+	struct store_put put = { .service = "svc", .from = 1700000000, .until = 1700000060,
+				 .profile = p, .series = &l, .nr_series = 1 };
+	assert_int_equal(store__put(s, &put, err, sizeof(err)), 0);
+	profile__free(p);
+	labels_release(&l);
+	query(&q, "svc", NULL);
+	assert_int_equal(store__label_pairs(s, &q, 0, 1800000000, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(v[i], want[i]);
+	store__free_strings(v, n);
+	store_query_release(&q);
+	store__close(s);
+	/* reopened: the series keys are parsed again */
+	s = open_store();
+	query(&q, "svc", "a");
+	assert_int_equal(store__label_pairs(s, &q, 0, 1800000000, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);	/* host=a (with and without k) */
+	assert_string_equal(v[0], "host\x1f" "a");
+	assert_string_equal(v[1], "k\x1f" "v");
+	store__free_strings(v, n);
+	store_query_release(&q);
+	store__close(s);
+}
+
 static int setup(void **state)
 {
 	memcpy(dir, "/tmp/kiln-test-store.XXXXXX", sizeof(dir));
@@ -568,6 +613,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_profile_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v0, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_label_pairs, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
