@@ -52,6 +52,7 @@ void runtime_set__start(struct runtime_set *rs)
 			continue;
 		env.mode = runtime_choices__mode(&rs->choices, r->name);
 		env.flags = rs->choices.given;
+		env.values = rs->choices.values;
 		rs->collectors[i] = r->start(&env);	/* NULL: logged, runtime off */
 	}
 }

@@ -133,6 +133,7 @@ struct symctx {
 	struct strbuf sb;
 	uint32_t *ids;
 	size_t nr_ids, alloc_ids;
+	struct hashmap *icache;	/* (key words) -> uint32_t [n, ids...] of inlined frames */
 };
 
 static uint32_t intern_sb(struct symctx *c)
@@ -193,6 +194,44 @@ static uint32_t user_frame(struct symctx *c, struct proc *proc, const struct pro
 				*is_interp = true;
 	}
 	return id;
+}
+
+/* Pushes the frames inlined at a user pc (Go's inline tree, DWARF inline subroutines),
+ * outermost first, annotated "_[i]"; cached per mapping and pc. */
+static void push_inlined(struct symctx *c, struct proc *proc, const struct proc_mm *mm,
+			 const struct mapping *m, uint64_t pc)
+{
+	uint64_t key[2] = { m ? (uintptr_t)m : (uintptr_t)proc | 1, pc };
+	bool created;
+	void **slot;
+	uint32_t *v;
+
+	if (!c->icache)
+		c->icache = hashmap__new();
+	slot = hashmap__insert(c->icache, key, sizeof(key), &created);
+	if (created) {
+		struct strbuf names = STRBUF_INIT;
+		uint32_t n = 0;
+
+		if (!m)
+			m = proctab__mapping(mm, pc);
+		if (m)
+			symbolizer__inlined(c->sym, &proc->ref, m, pc, &names);
+		v = xmalloc(sizeof(*v));
+		for (char *at = names.buf, *nl; at && (nl = strchr(at, '\n')); at = nl + 1) {
+			strbuf_reset(&c->sb);
+			strbuf_add(&c->sb, at, (size_t)(nl - at));
+			strbuf_addstr(&c->sb, "_[i]");
+			v = xrealloc(v, (n + 2) * sizeof(*v));
+			v[1 + n++] = intern_sb(c);
+		}
+		v[0] = n;
+		strbuf_release(&names);
+		*slot = v;
+	}
+	v = *slot;
+	for (uint32_t i = 0; i < v[0]; i++)
+		push(c, v[1 + i]);
 }
 
 /* Emits runtime frames [from, to) of the key's runtime part. */
@@ -261,7 +300,14 @@ static void symbolize_one(struct symctx *c, const uint64_t *k, uint64_t count)
 		rt_pos = nr;
 	}
 	for (uint32_t i = 0; i < nu; i++) {
+		uint32_t leaf_idx = nu - 1 - i;
+		uint64_t pc = upairs[2 * leaf_idx + 1];
+
 		push(c, uids[i]);
+		if (!interp[i])
+			push_inlined(c, proc, mm,
+				     (const struct mapping *)(uintptr_t)upairs[2 * leaf_idx],
+				     leaf_idx > 0 && pc ? pc - 1 : pc);
 		if (!interp[i] || rt_pos >= nr)
 			continue;
 		seen++;
@@ -279,7 +325,7 @@ static void symbolize_one(struct symctx *c, const uint64_t *k, uint64_t count)
 void stacks__symbolize(struct stacks *st, struct symbolizer *sym, struct profile *p,
 		       json_t *containers)
 {
-	struct symctx c = { sym, p, hashmap__new(), hashmap__new(), STRBUF_INIT, NULL, 0, 0 };
+	struct symctx c = { sym, p, hashmap__new(), hashmap__new(), STRBUF_INIT, NULL, 0, 0, NULL };
 	struct hashmap *seen = hashmap__new();
 	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	const void *key;
@@ -301,6 +347,10 @@ void stacks__symbolize(struct stacks *st, struct symbolizer *sym, struct profile
 	hashmap__free(seen);
 	hashmap__free(c.kcache);
 	hashmap__free(c.ucache);
+	for (struct hashmap_iter i = HASHMAP_ITER_INIT; c.icache && hashmap__next(c.icache, &i,
+									 &key, &len, &v);)
+		free(v);
+	hashmap__free(c.icache);
 	strbuf_release(&c.sb);
 	free(c.ids);
 }

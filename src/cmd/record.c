@@ -17,6 +17,7 @@
 #include "agent/output.h"
 #include "agent/sampler.h"
 #include "agent/session.h"
+#include "agent/otlp_export.h"
 #include "agent/upload.h"
 #include "cmd/cmd.h"
 #include "profile/profile.h"
@@ -31,6 +32,7 @@ struct record_upload {
 	const char *token;
 	const char *service_name;
 	const char *spool_dir;		/* default: OUTPUT_DIR/spool */
+	const char *otlp_endpoint;	/* --otlp-endpoint: also sent as OTLP profiles */
 };
 
 /* Sessions kept on disk while the server cannot be reached (agent/upload.h). */
@@ -54,7 +56,9 @@ struct record_options {
 enum {
 	OPT_ROTATING = 256, OPT_NO_FLAMEGRAPH, OPT_FLAMEGRAPH, OPT_PIDS, OPT_PERF_MODE,
 	OPT_STACK_SIZE, OPT_SERVER_HOST, OPT_TOKEN, OPT_SERVICE_NAME, OPT_SPOOL_DIR,
+	OPT_OTLP_ENDPOINT,
 	OPT_RUNTIME = 512,	/* and up: the runtimes' options (runtimes/registry.h) */
+	OPT_RUNTIME_VALUE = 768,	/* and up: the runtimes' value options */
 };
 
 #define MAX_OPTIONS 64
@@ -75,6 +79,7 @@ static const struct option fixed_options[] = {
 	{ "token", required_argument, NULL, OPT_TOKEN },
 	{ "service-name", required_argument, NULL, OPT_SERVICE_NAME },
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
+	{ "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -87,6 +92,7 @@ static void build_options(struct option *opts)
 
 	memcpy(opts, fixed_options, sizeof(fixed_options));
 	n += runtime_cli__options(opts + n, MAX_OPTIONS - 1 - n, OPT_RUNTIME);
+	n += runtime_cli__value_options(opts + n, MAX_OPTIONS - 1 - n, OPT_RUNTIME_VALUE);
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
@@ -115,9 +121,19 @@ static void usage(FILE *f)
 	      "                                http://127.0.0.1:4040)\n"
 	      "      --spool-dir DIR           sessions the server could not take wait here\n"
 	      "                                (OUTPUT_DIR/spool, at most 128 MiB)\n"
+	      "      --otlp-endpoint URL       also send each session as OTLP profiles over\n"
+	      "                                HTTP (e.g. a Collector's http://host:4318)\n"
 	      "  -v, --verbose                 more messages;  -q, --quiet  errors only\n"
 	      "  -h, --help                    this text\n",
 	      f);
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -192,10 +208,17 @@ static int parse_args(int argc, char **argv, struct record_options *o)
 		case OPT_TOKEN: o->upload.token = optarg; break;
 		case OPT_SERVICE_NAME: o->upload.service_name = optarg; break;
 		case OPT_SPOOL_DIR: o->upload.spool_dir = optarg; break;
+		case OPT_OTLP_ENDPOINT: o->upload.otlp_endpoint = optarg; break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;
 		case 'h': usage(stdout); return 1;
 		default:
+			if (c >= OPT_RUNTIME_VALUE) {
+				if (runtime_choices__apply_value(&o->runtimes, OPT_RUNTIME_VALUE, c,
+								 optarg) < 0)
+					goto bad;
+				break;
+			}
 			if (c >= OPT_RUNTIME) {
 				if (runtime_choices__apply(&o->runtimes, OPT_RUNTIME, c, optarg) < 0)
 					goto bad;
@@ -276,6 +299,7 @@ int cmd_record(int argc, char **argv)
 	struct session *s = NULL;
 	struct output out = { 0 };
 	struct uploader *up = NULL;
+	struct otlp_exporter *otlp = NULL;
 	char err[512] = "";
 	json_t *args = NULL;
 	int ret;
@@ -303,6 +327,8 @@ int cmd_record(int argc, char **argv)
 		if (uploader__health_check(up, err, sizeof(err)) < 0)
 			log_warn("%s: sessions are spooled until the server answers", err);
 	}
+	if (o.upload.otlp_endpoint)
+		otlp = otlp_exporter__new(o.upload.otlp_endpoint, o.upload.service_name);
 	ret = output__init(&out, o.output_dir, o.flamegraph, o.rotating);
 	if (ret < 0)
 		goto out;
@@ -337,6 +363,7 @@ int cmd_record(int argc, char **argv)
 		 o.continuous ? " (continuous)" : "", o.output_dir);
 	do {
 		struct profile *p;
+		uint64_t start_ns = wall_ns();
 		ret = session__run(s, (uint64_t)o.duration * 1000, &stop_requested);
 		if (ret < 0) {
 			log_error("failed to read samples: %s", strerror(-ret));
@@ -351,11 +378,14 @@ int cmd_record(int argc, char **argv)
 			else if (sent < 0)
 				log_error("failed to upload the session: %s", err);
 		}
+		if (otlp && otlp_exporter__send(otlp, p, start_ns, wall_ns(), err, sizeof(err)))
+			log_error("%s", err);
 		profile__free(p);
 		if (ret < 0)
 			break;
 	} while (o.continuous && !stop_requested);
 out:
+	otlp_exporter__free(otlp);
 	uploader__free(up);
 	session__free(s);
 	json_decref(args);

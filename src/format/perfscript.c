@@ -224,8 +224,10 @@ static void tidy(struct collapse *c, const char *f, size_t n, const char *mod, s
  * line is not a frame. */
 static bool parse_frame(struct collapse *c, const char *l, size_t n)
 {
-	size_t i = 0, pc_at, fstart, paren = 0, last = 0;
+	size_t i = 0, pc_at, pc_end, fstart, paren = 0, last = 0;
 	struct strbuf raw = STRBUF_INIT;
+	const char *mod;
+	size_t mlen;
 
 	while (i < n && isspace((unsigned char)l[i]))
 		i++;
@@ -233,6 +235,7 @@ static bool parse_frame(struct collapse *c, const char *l, size_t n)
 		;
 	if (i == pc_at)
 		return false;
+	pc_end = i;
 	while (i < n && isspace((unsigned char)l[i]))
 		i++;
 	fstart = i;
@@ -247,12 +250,21 @@ static bool parse_frame(struct collapse *c, const char *l, size_t n)
 			paren = p - 1;
 			break;
 		}
-	if (!last || paren <= fstart)
+	if (last && paren > fstart) {
+		mod = l + paren + 2;
+		mlen = last - (paren + 2);
+	} else if (last > fstart && l[fstart] == '(' && fstart - pc_end >= 2) {
+		/* "7f1e2215d058  (/lib/libc-2.15.so)": no symbol, two blanks. The script's
+		 * \s*(.+) \( leaves one blank as the symbol, and so do we */
+		paren = fstart - 1;
+		fstart = paren - 1;
+		mod = l + paren + 2;
+		mlen = last - (paren + 2);
+	} else {
 		return false;
+	}
 	if (c->state <= 0)	/* no sample header, or a filtered one: ignored */
 		return true;
-	const char *mod = l + paren + 2;
-	size_t mlen = last - (paren + 2);
 	strbuf_add(&raw, l + fstart, paren - fstart);
 	/* perf >= 4.8 prints symbol offsets: strip a trailing +0x<hex> */
 	char *plus = strstr(raw.buf, "+0x");
@@ -362,15 +374,19 @@ bool perfscript__detect(const char *text, size_t len)
 
 		if (n && line[0] != '#') {
 			seen++;
-			if (prev_header && isspace((unsigned char)line[0])) {
-				/* a frame line: address, then symbol and "(module)" */
-				size_t i = 0;
+			bool header = parse_header(&c, line, n) != 0;
+			if (prev_header && !header) {
+				/* a frame line: address, then symbol and "(module)"; perf
+				 * indents it, older tools' output may not */
+				size_t i = 0, pc;
 				while (i < n && isspace((unsigned char)line[i]))
 					i++;
-				found = i < n && isxdigit((unsigned char)line[i]) &&
+				for (pc = i; i < n && isxdigit((unsigned char)line[i]); i++)
+					;
+				found = i > pc && i < n && isspace((unsigned char)line[i]) &&
 					memchr(line, '(', n) && memchr(line, ')', n);
 			}
-			prev_header = parse_header(&c, line, n) != 0;
+			prev_header = header;
 		}
 		if (!eol)
 			break;

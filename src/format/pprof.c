@@ -114,7 +114,7 @@ static bool write_period(const struct profile *p, struct profile_type *t, int64_
 	return true;
 }
 
-int pprof__write(struct strbuf *out, const struct profile *p)
+static int encode(struct strbuf *out, const struct profile *p, bool gzip)
 {
 	size_t nn = profile__nr_names(p), ns = profile__nr_stacks(p), nsamples = 0;
 	size_t nt = profile__nr_types(p), nsets = profile__nr_labelsets(p), nv;
@@ -243,7 +243,12 @@ int pprof__write(struct strbuf *out, const struct profile *p)
 	len = perftools__profiles__profile__get_packed_size(&pr);
 	packed = xmalloc(len ? len : 1);
 	perftools__profiles__profile__pack(&pr, packed);
-	ret = gzip_append(out, packed, len);
+	if (gzip) {
+		ret = gzip_append(out, packed, len);
+	} else {
+		strbuf_add(out, packed, len);
+		ret = 0;
+	}
 	free(packed);
 	for (size_t i = 1; i < nsets; i++)
 		free(setlabels[i]), free(setlabelp[i]);
@@ -253,6 +258,16 @@ int pprof__write(struct strbuf *out, const struct profile *p)
 	free(strings), free(funcs), free(funcp), free(locs), free(locp), free(lines), free(linep);
 	free(samples), free(samplep), free(ids), free(values);
 	return ret;
+}
+
+int pprof__write(struct strbuf *out, const struct profile *p)
+{
+	return encode(out, p, true);
+}
+
+int pprof__write_raw(struct strbuf *out, const struct profile *p)
+{
+	return encode(out, p, false);
 }
 
 /* Inflates gzip data into out, refusing more than PPROF_MAX_INFLATED bytes. */

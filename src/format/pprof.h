@@ -17,6 +17,8 @@
  * (11 Hz when it has none). Frame names are kept verbatim as function names. Returns 0,
  * or a negative errno. */
 int pprof__write(struct strbuf *out, const struct profile *p);
+/* The same profile message not gzipped (what a protobuf field or a Connect answer holds). */
+int pprof__write_raw(struct strbuf *out, const struct profile *p);
 
 /* Decodes a pprof profile (gzipped or not) and adds its stacks to p (profile__merge: sample
  * types matched by type and unit) with every sample type, or only sample_type (e.g.

@@ -16,6 +16,8 @@ static const char *const nodejs_modes[] = { "none", "disabled", "perf", "attach-
 static const char *const other_modes[] = { "auto", "enabled", "rbspy", "phpspy", "dotnet-trace",
 					   "disabled", "none", NULL };
 
+static const char *const php_modes[] = { "auto", "phpspy", "enabled", "disabled", "none", NULL };
+
 static const struct runtime_flag java_flags[] = {
 	{ "no-java", "disabled", NULL, NULL },
 	{ "java-collect-thread-names", NULL, "java_collect_thread_names",
@@ -33,9 +35,15 @@ const struct runtime_decl runtime_decls[] = {
 	{ "java", &java_runtime, java_modes, "auto", "auto or disabled (auto)", java_flags },
 	{ "nodejs", NULL, nodejs_modes, "none", "none, perf or attach-maps (none)", NULL },
 	{ "ruby", NULL, other_modes, "auto", "accepted, no reader yet (auto)", ruby_flags },
-	{ "php", NULL, other_modes, "disabled", "accepted, no reader yet (disabled)", NULL },
+	{ "php", &php_runtime, php_modes, "auto", "auto (phpspy) or disabled (auto)", NULL },
 	{ "dotnet", NULL, other_modes, "disabled", "accepted, no reader yet (disabled)", NULL },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+const struct runtime_value_opt runtime_value_opts[] = {
+	{ "php", "php-proc-filter", "REGEX", "php_proc_filter",
+	  "only PHP processes whose name or command line match" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 #define MAX_RUNTIMES 32
@@ -75,6 +83,15 @@ static size_t nr_flags(const struct runtime_decl *d)
 	return n;
 }
 
+static size_t nr_value_opts(void)
+{
+	size_t n = 0;
+
+	while (runtime_value_opts[n].option)
+		n++;
+	return n;
+}
+
 static size_t total_flags(void)
 {
 	size_t n = 0;
@@ -93,6 +110,7 @@ void runtime_choices_init(struct runtime_choices *c)
 		c->modes[i] = runtime_decls[i].default_mode;
 	c->flags = xcalloc(total_flags() + 1, sizeof(*c->flags));
 	c->given = xcalloc(total_flags() + 1, sizeof(*c->given));
+	c->values = xcalloc(2 * nr_value_opts() + 1, sizeof(*c->values));
 }
 
 void runtime_choices_copy(struct runtime_choices *dst, const struct runtime_choices *src)
@@ -105,6 +123,7 @@ void runtime_choices_copy(struct runtime_choices *dst, const struct runtime_choi
 	memcpy(dst->modes, src->modes, nr_decls() * sizeof(*dst->modes));
 	memcpy(dst->flags, src->flags, nf * sizeof(*dst->flags));
 	memcpy(dst->given, src->given, (nf + 1) * sizeof(*dst->given));
+	memcpy(dst->values, src->values, (2 * nr_value_opts() + 1) * sizeof(*dst->values));
 }
 
 void runtime_choices_release(struct runtime_choices *c)
@@ -112,6 +131,7 @@ void runtime_choices_release(struct runtime_choices *c)
 	free(c->modes);
 	free(c->flags);
 	free(c->given);
+	free(c->values);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -198,6 +218,34 @@ int runtime_choices__apply(struct runtime_choices *c, int first_val, int val, co
 	return 0;
 }
 
+size_t runtime_cli__value_options(struct option *opts, size_t max, int first_val)
+{
+	size_t n = 0;
+
+	for (; n < nr_value_opts() && n < max; n++)
+		opts[n] = (struct option){ runtime_value_opts[n].option, required_argument, NULL,
+					   first_val + (int)n };
+	return n;
+}
+
+int runtime_choices__apply_value(struct runtime_choices *c, int first_val, int val,
+				 const char *arg)
+{
+	const char *key;
+	size_t i = 0;
+
+	if (val < first_val || (size_t)(val - first_val) >= nr_value_opts())
+		return -ENOENT;
+	if (!arg)
+		return -EINVAL;
+	key = runtime_value_opts[val - first_val].key;
+	while (c->values[i] && strcmp(c->values[i], key))
+		i += 2;
+	c->values[i] = key;
+	c->values[i + 1] = arg;
+	return 0;
+}
+
 void runtime_cli__usage(FILE *f)
 {
 	for (const struct runtime_decl *d = runtime_decls; d->name; d++) {
@@ -212,6 +260,13 @@ void runtime_cli__usage(FILE *f)
 				fprintf(f, "      --%-24s%s%s\n", d->flags[i].option,
 					strlen(d->flags[i].option) >= 24 ? "  " : "",
 					d->flags[i].help ? d->flags[i].help : "");
+		for (const struct runtime_value_opt *v = runtime_value_opts; v->option; v++) {
+			if (strcmp(v->runtime, d->name))
+				continue;
+			strbuf_reset(&sb);
+			strbuf_addf(&sb, "      --%s %s", v->option, v->arg);
+			fprintf(f, "%-32s%s%s\n", sb.buf, sb.len >= 32 ? "  " : "", v->help);
+		}
 		strbuf_release(&sb);
 	}
 }
@@ -229,6 +284,8 @@ void runtime_choices__to_json(const struct runtime_choices *c, json_t *obj)
 			if (d->flags[k].key)
 				json_object_set_new(obj, d->flags[k].key, json_boolean(c->flags[flat]));
 	}
+	for (size_t i = 0; c->values[i]; i += 2)
+		json_object_set_new(obj, c->values[i], json_string(c->values[i + 1]));
 }
 
 const char *runtime_choices__mode(const struct runtime_choices *c, const char *name)

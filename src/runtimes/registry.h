@@ -40,6 +40,21 @@ struct runtime_decl {
 /* The declarations, NULL-terminated by name. */
 extern const struct runtime_decl runtime_decls[];
 
+/* An option with a value that a runtime declares (--php-proc-filter REGEX). Kept apart
+ * from the mode options and flags: kiln record appends them with
+ * runtime_cli__value_options(), and the runtime reads the value given from its
+ * runtime_env (runtime_env__value). */
+struct runtime_value_opt {
+	const char *runtime;	/* "php": listed after its --php-mode in the usage */
+	const char *option;	/* "php-proc-filter": --php-proc-filter VALUE */
+	const char *arg;	/* "REGEX", for the usage text */
+	const char *key;	/* run_arguments and runtime_env key: "php_proc_filter" */
+	const char *help;
+};
+
+/* The value options, NULL-terminated by option. */
+extern const struct runtime_value_opt runtime_value_opts[];
+
 /* The ops of every declared runtime that has a reader, in declaration order (the order
  * the agent tries them), NULL-terminated: built once from runtime_decls, so that adding a
  * runtime is one line there. Never NULL; static storage. */
@@ -51,6 +66,8 @@ struct runtime_choices {
 	const char **modes;		/* per runtime_decls entry */
 	bool *flags;			/* per declared flag, in declaration order */
 	const char **given;		/* keys of the boolean flags given, NULL-terminated */
+	const char **values;		/* key, value pairs of the value options given,
+					 * NULL-terminated */
 };
 
 void runtime_choices_init(struct runtime_choices *c);
@@ -70,11 +87,20 @@ size_t runtime_cli__nr_options(void);
  * arg is not one of the runtime's modes, or -ENOENT when val is not a runtime option. */
 int runtime_choices__apply(struct runtime_choices *c, int first_val, int val, const char *arg);
 
+/* Appends the value options (runtime_value_opts) to opts (at most max, not terminated),
+ * with val numbered from first_val up. Returns the number appended. */
+size_t runtime_cli__value_options(struct option *opts, size_t max, int first_val);
+/* Applies value option number val (numbered as by runtime_cli__value_options with
+ * first_val) with argument arg: the last one given wins. Returns 0, -EINVAL when arg is
+ * NULL, or -ENOENT when val is not a value option. */
+int runtime_choices__apply_value(struct runtime_choices *c, int first_val, int val,
+				 const char *arg);
+
 /* Writes the runtimes' usage lines, in the layout of `kiln record --help`. */
 void runtime_cli__usage(FILE *f);
 
 /* Adds "<name>_mode" for each runtime and each boolean flag's key to obj, in
- * declaration order. */
+ * declaration order, then the key of each value option given with its value. */
 void runtime_choices__to_json(const struct runtime_choices *c, json_t *obj);
 
 /* Whether runtime name is on (its mode is not "disabled" or "none"). An unknown name is

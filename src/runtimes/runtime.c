@@ -14,6 +14,14 @@ bool runtime_env__flag(const struct runtime_env *env, const char *key)
 	return false;
 }
 
+const char *runtime_env__value(const struct runtime_env *env, const char *key)
+{
+	for (const char *const *v = env->values; v && v[0] && v[1]; v += 2)
+		if (!strcmp(v[0], key))
+			return v[1];
+	return NULL;
+}
+
 bool runtime_stacks__has_tid(const struct runtime_stacks *r, pid_t tid)
 {
 	for (size_t i = 0; i < r->nr_tids; i++)

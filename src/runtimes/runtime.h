@@ -64,10 +64,14 @@ struct runtime_env {
 	const char *mode;		/* its --<name>-mode value ("auto", "ap", ...) */
 	const char *const *flags;	/* the run_arguments keys of the flags it declared
 					 * that were given, NULL-terminated; may be NULL */
+	const char *const *values;	/* key, value pairs of the value options given
+					 * (registry.h), NULL-terminated; may be NULL */
 };
 
 /* Whether key is one of env's flags. */
 bool runtime_env__flag(const struct runtime_env *env, const char *key);
+/* The value given for value option key ("php_proc_filter"), or NULL when not given. */
+const char *runtime_env__value(const struct runtime_env *env, const char *key);
 
 /* What a replace-kind collector gives for one process at a flush. */
 struct runtime_stacks {
@@ -143,5 +147,6 @@ bool runtime_stacks__has_tid(const struct runtime_stacks *r, pid_t tid);
 
 extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops java_runtime;
+extern const struct runtime_ops php_runtime;
 
 #endif

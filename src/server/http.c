@@ -50,8 +50,9 @@ void resp__errorv(struct response *resp, unsigned status, const char *code, cons
 	for (size_t i = 0; i < msg.len; i++)
 		if ((unsigned char)msg.buf[i] >= 0x80 || (unsigned char)msg.buf[i] < 0x20)
 			msg.buf[i] = '?';
+	/* gProfiler's client reads "message" from a 4xx body, older kiln clients "error" */
 	resp__json(resp, status, code ? json_pack("{s:s,s:s}", "code", code, "message", msg.buf)
-				       : json_pack("{s:s}", "error", msg.buf));
+				       : json_pack("{s:s,s:s}", "error", msg.buf, "message", msg.buf));
 	strbuf_release(&msg);
 }
 

@@ -76,6 +76,7 @@ int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t li
 void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
+void ingest__otlp(struct request *r, struct response *resp);
 
 /* Limits of a series, as Pyroscope's: label names per series, and the bytes of a name
  * and a value; series in one Connect push. */
@@ -109,6 +110,14 @@ int ingest__parse_pprof(struct profile *p, const void *data, size_t len, const c
 			const char *pushed_name, struct pprof_series **out, size_t *n, char *err,
 			size_t errlen);
 void ingest__free_series(struct pprof_series *v, size_t n);
+/* The series of a pushed profile: for each label set its stacks use, base's labels plus
+ * the set's own (labels base has win; empty values, names no selector can name, and the
+ * per-request ones — span_id, span_name, profile_id, trace_id — are left out), one series
+ * per distinct result. Fills *out (*n series, at least one) and *stack_series (the series
+ * of each stack); free them with ingest__free_series_labels. Returns 0. */
+int ingest__series(const struct profile *p, const struct labels *base, struct labels **out,
+		   size_t *n, uint32_t **stack_series);
+void ingest__free_series_labels(struct labels *v, size_t n, uint32_t *stack_series);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);
@@ -116,6 +125,14 @@ void query__label_values(struct request *r, struct response *resp);
 void query__label_sets(struct request *r, struct response *resp);
 void query__apps(struct request *r, struct response *resp);
 void query__series(struct request *r, struct response *resp);
+/* Grafana's Pyroscope datasource: the Connect querier API (server/query_connect*.c). */
+void query__connect_profile_types(struct request *r, struct response *resp);
+void query__connect_label_names(struct request *r, struct response *resp);
+void query__connect_label_values(struct request *r, struct response *resp);
+void query__connect_series(struct request *r, struct response *resp);
+void query__connect_select_merge_stacktraces(struct request *r, struct response *resp);
+void query__connect_select_merge_profile(struct request *r, struct response *resp);
+void query__connect_select_series(struct request *r, struct response *resp);
 /* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
 void ui__asset(struct request *r, struct response *resp);
 /* index.html with its embedded stylesheets and scripts inlined (built on first use), or

@@ -297,16 +297,64 @@ void ingest__free_series(struct pprof_series *v, size_t n)
 }
 
 /* Accepts NULL or a short word of [A-Za-z0-9_.-] (spyName, units). */
+/* An argument, or NULL when it is missing or empty (Pyroscope's Go SDK sends "units="). */
+static const char *word_arg(struct request *r, const char *name)
+{
+	const char *s = req__arg(r, name);
+	return s && *s ? s : NULL;
+}
+
 static bool valid_word(const char *s)
 {
 	if (!s)
 		return true;
-	if (!*s || strlen(s) > 64)
+	if (strlen(s) > 64)
 		return false;
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' && *s != '-')
 			return false;
 	return true;
+}
+
+/* Pyroscope's multipart `sample_type_config` ({"contentions": {"display-name":
+ * "block_count", ...}, ...}): the display name is the type's legacy name, which tells a
+ * Go block profile (block_count, block_duration) from a mutex one with the same sample
+ * types. Renames the series of ps whose type it names; ignores what it cannot read. */
+static void apply_sample_type_config(const struct profile *p, const char *data, size_t len,
+				     const char *app, struct pprof_series *ps, size_t nps)
+{
+	json_t *cfg = json_loadb(data, len, 0, NULL);
+	const char *dot = strrchr(app, '.');
+	size_t base = dot && ptype__legacy(dot + 1) ? (size_t)(dot - app) : strlen(app);
+
+	for (size_t i = 0; json_is_object(cfg) && i < nps; i++) {
+		const char *type = profile__type(p, ps[i].index).type;
+		const char *display = json_string_value(
+			json_object_get(json_object_get(cfg, type), "display-name"));
+		char name[65];
+		size_t n = 0;
+		if (!display || !*display || strlen(display) >= sizeof(name))
+			continue;
+		for (; display[n]; n++) {	/* .NET writes alloc-samples for alloc_samples */
+			char c = display[n] == '-' ? '_' : display[n];
+			if (!isalnum((unsigned char)c) && c != '_')
+				break;
+			name[n] = c;
+		}
+		if (display[n])
+			continue;
+		name[n] = 0;
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "%.*s.%s", (int)base, app, name);
+		free(ps[i].service);
+		ps[i].service = strbuf_detach(&sb, NULL);
+		if (!strncmp(name, "block_", 6) && !strncmp(ps[i].profile_type, "mutex:", 6)) {
+			strbuf_addf(&sb, "block:%s", ps[i].profile_type + 6);
+			free(ps[i].profile_type);
+			ps[i].profile_type = strbuf_detach(&sb, NULL);
+		}
+	}
+	json_decref(cfg);
 }
 
 void ingest__pyroscope(struct request *r, struct response *resp)
@@ -320,7 +368,9 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	int64_t now = req__now(), from = now, until = now;
 	unsigned long rate = 0;
 	struct pprof_series *ps = NULL, legacy;
-	size_t nps = 0;
+	struct labels *series = NULL;
+	uint32_t *stack_series = NULL;
+	size_t nps = 0, nr_series = 0;
 	int ret;
 
 	store_query_init(&q);
@@ -350,7 +400,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			goto out;
 		}
 	}
-	if (!valid_word(req__arg(r, "spyName")) || !valid_word(req__arg(r, "units"))) {
+	if (!valid_word(word_arg(r, "spyName")) || !valid_word(word_arg(r, "units"))) {
 		resp__error(resp, 400, "invalid spyName or units: use [A-Za-z0-9_.-]");
 		goto out;
 	}
@@ -371,6 +421,9 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			goto out;
 		}
 		ret = ingest__parse_pprof(p, data, len, q.service, NULL, &ps, &nps, err, sizeof(err));
+		if (!ret && !multipart__find(r->body.buf, r->body.len, boundary, "sample_type_config",
+					     &data, &len, err, sizeof(err)))
+			apply_sample_type_config(p, data, len, q.service, ps, nps);
 	} else if (!format || !strcmp(format, "folded") || !strcmp(format, "groups")) {
 		ret = col__parse(p, r->body.buf, r->body.len, err, sizeof(err));
 	} else if (!strcmp(format, "lines")) {
@@ -394,17 +447,19 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	}
 	if (!ps) {	/* collapsed stacks: the type the name says */
 		legacy = (struct pprof_series){ 0, q.service, (char *)ptype__of_service(q.service),
-						req__arg(r, "units") };
+						word_arg(r, "units") };
 		ps = &legacy;
 		nps = 1;
 	}
 	selector__to_labels(&q, &labels);
+	ingest__series(p, &labels, &series, &nr_series, &stack_series);
 	for (size_t i = 0; i < nps; i++) {
 		struct store_put put = {
 			.service = ps[i].service, .from = from, .until = until, .profile = p,
 			.profile_type = ps[i].profile_type, .type_index = ps[i].index,
-			.series = &labels, .nr_series = 1, .units = ps[i].units,
-			.spy_name = req__arg(r, "spyName"),
+			.series = series, .nr_series = nr_series, .stack_series = stack_series,
+			.units = ps[i].units,
+			.spy_name = word_arg(r, "spyName"),
 			.sample_rate = rate ? (uint32_t)rate
 					    : (uint32_t)json_integer_value(json_object_get(
 						      profile__meta(p), "frequency")),
@@ -418,6 +473,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 out:
 	if (ps != &legacy)
 		ingest__free_series(ps, nps);
+	ingest__free_series_labels(series, nr_series, stack_series);
 	labels_release(&labels);
 	store_query_release(&q);
 	profile__free(p);

@@ -190,19 +190,26 @@ void ingest__push(struct request *r, struct response *resp)
 		}
 	}
 	for (size_t k = 0; k < nv; k++) {
-		for (size_t t = 0; t < v[k].nr_types; t++) {
+		struct labels *series;
+		uint32_t *stack_series;
+		size_t nr_series;
+		int ret = 0;
+		ingest__series(v[k].p, &sets[v[k].series], &series, &nr_series, &stack_series);
+		for (size_t t = 0; t < v[k].nr_types && !ret; t++) {
 			const struct pprof_series *ty = &v[k].types[t];
 			struct store_put put = {
 				.service = ty->service, .from = v[k].from, .until = v[k].until,
 				.profile = v[k].p, .profile_type = ty->profile_type,
-				.type_index = ty->index, .series = &sets[v[k].series], .nr_series = 1,
-				.units = ty->units,
+				.type_index = ty->index, .series = series, .nr_series = nr_series,
+				.stack_series = stack_series, .units = ty->units,
 				.sample_rate = (uint32_t)json_number_value(
 					json_object_get(profile__meta(v[k].p), "frequency")),
 			};
-			if (ingest__store(r, resp, &put))
-				goto out;
+			ret = ingest__store(r, resp, &put);
 		}
+		ingest__free_series_labels(series, nr_series, stack_series);
+		if (ret)
+			goto out;
 	}
 	resp->status = 200;
 	resp->content_type = "application/proto";	/* an empty PushResponse */

@@ -14,6 +14,7 @@
 #include "server/cache.h"
 #include "server/flamebearer.h"
 #include "server/selector.h"
+#include "server/targets.h"
 #include "util/log.h"
 
 #define DEFAULT_MAX_NODES 8192
@@ -56,6 +57,55 @@ static int parse_profile_type(struct request *r, struct response *resp, struct s
 	return 0;
 }
 
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* A Grafana-style selector, `{service_name="app", __profile_type__="...", k="v"}`, as the
+ * one stored service it names (server/targets.h): of the profile_type argument's type
+ * when there is one, else of CPU samples when several types match. */
+static int grafana_selector(struct request *r, struct response *resp, const char *qname,
+			    const char *text, struct store_query *q)
+{
+	const char *type = req__arg(r, "profile_type");
+	struct store_query pick;
+	struct targets t = { 0 };
+	const struct target *one = NULL;
+	char err[256];
+	int ret;
+
+	store_query_init(&pick);
+	ret = targets__parse_selector(text, q, &pick, err, sizeof(err));
+	if (ret) {
+		resp__error(resp, 400, "invalid %s: %s", qname, err);
+	} else if ((ret = targets__find(r->srv, &pick, type && ptype__valid(type) ? type : NULL,
+					0, &t, err, sizeof(err)))) {
+		resp__error(resp, 500, "%s", err);
+	} else {
+		size_t cpu = 0;
+		for (size_t i = 0; i < t.n && t.n > 1; i++)
+			if (!strcmp(t.v[i].type, PTYPE_CPU_SAMPLES))
+				one = &t.v[i], cpu++;
+		one = t.n == 1 ? &t.v[0] : cpu == 1 ? one : NULL;
+		if (!one && t.n) {
+			resp__error(resp, 400, "%s matches %zu services: name one with service_name "
+				    "and __profile_type__", qname, t.n);
+			ret = -EINVAL;
+		} else {
+			/* nothing matches: a service no one has, which answers empty */
+			q->service = xstrdup(one ? one->service : "-");
+			if (one && !type)
+				q->profile_type = xstrdup(one->type);
+		}
+	}
+	targets__release(&t);
+	store_query_release(&pick);
+	return ret;
+}
+
 /* Parses a query selector and a time range from the named arguments. Sets an error
  * response and returns -EINVAL when one is malformed. */
 static int parse_query(struct request *r, struct response *resp, const char *qname,
@@ -73,6 +123,9 @@ static int parse_query(struct request *r, struct response *resp, const char *qna
 			resp__error(resp, 400, "missing '%s' parameter", qname);
 			return -EINVAL;
 		}
+	} else if (*skip_blanks(text) == '{') {
+		if (grafana_selector(r, resp, qname, text, q))
+			return -EINVAL;
 	} else if (selector__parse(q, text, false, err, sizeof(err))) {
 		resp__error(resp, 400, "invalid %s: %s", qname, err);
 		return -EINVAL;

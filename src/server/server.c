@@ -43,6 +43,7 @@ static const struct route {
 	{ "POST", "/ingest", ingest__pyroscope, AUTH_UPLOAD },
 	{ "POST", "/pyroscope/ingest", ingest__pyroscope, AUTH_UPLOAD },
 	{ "POST", "/push.v1.PusherService/Push", ingest__push, AUTH_UPLOAD },
+	{ "POST", "/v1development/profiles", ingest__otlp, AUTH_UPLOAD },
 	{ "GET", "/pyroscope/render", query__render, AUTH_NONE },
 	{ "GET", "/render", query__render, AUTH_NONE },
 	{ "GET", "/pyroscope/render-diff", query__render_diff, AUTH_NONE },
@@ -54,6 +55,15 @@ static const struct route {
 	{ "GET", "/api/apps", query__apps, AUTH_NONE },
 	{ "GET", "/api/labels", query__label_sets, AUTH_NONE },
 	{ "GET", "/api/series", query__series, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/ProfileTypes", query__connect_profile_types, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/LabelNames", query__connect_label_names, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/LabelValues", query__connect_label_values, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/Series", query__connect_series, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/SelectMergeStacktraces",
+	  query__connect_select_merge_stacktraces, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/SelectMergeProfile",
+	  query__connect_select_merge_profile, AUTH_NONE },
+	{ "POST", "/querier.v1.QuerierService/SelectSeries", query__connect_select_series, AUTH_NONE },
 	{ "GET", "/", ui__asset, AUTH_NONE },
 	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
 };

@@ -494,7 +494,35 @@ int sq__services(struct store *st, struct store_service **out, size_t *n, char *
 		(*out)[i].spy_name = xstrdup(s->services[i].spy_name);
 		(*out)[i].sample_rate = s->services[i].sample_rate;
 		(*out)[i].last_seen = s->services[i].last_seen;
+		(*out)[i].profile_type = s->services[i].profile_type ?
+					 xstrdup(s->services[i].profile_type) : NULL;
 	}
+	/* the types of each service's series, the service's default first */
+	for (size_t i = 0; i < s->nr_services; i++) {
+		struct store_service *o = &(*out)[i];
+		if (o->profile_type) {
+			o->types = xmalloc(sizeof(*o->types));
+			o->types[o->nr_types++] = xstrdup(o->profile_type);
+		}
+	}
+	struct idmap *index = idmap__new();	/* service id -> index + 1 */
+	for (size_t i = 0; i < s->nr_services; i++)
+		idmap__set(index, (uint64_t)s->services[i].id, (uint32_t)i + 1);
+	for (size_t k = 0; k < s->nr_series; k++) {
+		const struct sq_series *se = &s->series[k];
+		uint32_t at = idmap__get(index, (uint64_t)se->service);
+		struct store_service *o = at ? &(*out)[at - 1] : NULL;
+		if (!o || !se->profile_type || !*se->profile_type)
+			continue;
+		size_t t = 0;
+		while (t < o->nr_types && strcmp(o->types[t], se->profile_type))
+			t++;
+		if (t < o->nr_types)
+			continue;
+		o->types = xrealloc(o->types, (o->nr_types + 1) * sizeof(*o->types));
+		o->types[o->nr_types++] = xstrdup(se->profile_type);
+	}
+	idmap__free(index);
 	*n = s->nr_services;
 	qsort(*out, *n, sizeof(**out), service_cmp);
 	return 0;

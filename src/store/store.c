@@ -301,6 +301,10 @@ void store__free_services(struct store_service *v, size_t n)
 		free(v[i].name);
 		free(v[i].units);
 		free(v[i].spy_name);
+		free(v[i].profile_type);
+		for (size_t k = 0; k < v[i].nr_types; k++)
+			free(v[i].types[k]);
+		free(v[i].types);
 	}
 	free(v);
 }

@@ -109,6 +109,9 @@ struct store_service {
 	char *spy_name;
 	uint32_t sample_rate;
 	int64_t last_seen;
+	char *profile_type;	/* the type of its first upload (profile/ptype.h); NULL: unknown */
+	char **types;		/* every type its series have, profile_type first (may be NULL: */
+	size_t nr_types;	/* a backend that lists none; then only profile_type is known) */
 };
 
 /* A time series of sample totals: samples[i] covers [start + i*step, +step). */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "symbols/debugfile.h"
+#include "symbols/goinline.h"
 #include "symbols/gopclntab.h"
 #include "util/io.h"
 #include "util/log.h"
@@ -24,11 +25,13 @@ void elf_symbols_init(struct elf_symbols *es)
 {
 	memset(es, 0, sizeof(*es));
 	symtab_init(&es->tab);
+	symtab_init(&es->inl);
 }
 
 void elf_symbols_release(struct elf_symbols *es)
 {
 	symtab_release(&es->tab);
+	symtab_release(&es->inl);
 	free(es->segs);
 	elf_symbols_init(es);
 }
@@ -337,8 +340,20 @@ static size_t add_gopclntab(struct elf_symbols *es, Elf *e, int fd, size_t shnum
 			scn = find_section(e, ".data.rel.ro.gopclntab", &sh);
 		if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
 			return 0;
-		n = gopclntab__load(d->d_buf, d->d_size,
-				    find_section(e, ".text", &text) ? text.sh_addr : 0, &es->tab);
+		uint64_t text_start = find_section(e, ".text", &text) ? text.sh_addr : 0;
+		Elf_Scn *mod = find_section(e, ".go.module", &text);
+		Elf_Data *md = mod && text.sh_type != SHT_NOBITS ? elf_getdata(mod, NULL) : NULL;
+
+		/* Go 1.26 keeps the text start in moduledata only; it is not .text's start in
+		 * an externally linked (cgo) binary, whose .text begins with the C start files */
+		if (md && md->d_buf && md->d_size >= 23 * 8) {
+			uint64_t w;
+
+			memcpy(&w, (const uint8_t *)md->d_buf + 22 * 8, 8);
+			if (w)
+				text_start = w;
+		}
+		n = gopclntab__load(d->d_buf, d->d_size, text_start, &es->tab);
 		return n > 0 ? (size_t)n : 0;
 	}
 	if (fd < 0)
@@ -428,6 +443,15 @@ static int load(struct elf_symbols *es, Elf *e, int fd, const char *root, const 
 	add_plt(&es->tab, e);
 	add_barriers(&es->tab, e);
 	symtab__finish(&es->tab, SYMTAB_FIRST_WINS, 0);
+	if (shnum > 1) {
+		int n = goinline__from_elf(e, es->segs, es->nr_segs, &es->inl);
+
+		es->go = n >= 0 || (es->sources & ELF_SRC_GOPCLNTAB);
+		if (n > 0)
+			symtab__finish(&es->inl, SYMTAB_FIRST_WINS, 0);
+	} else {
+		es->go = es->sources & ELF_SRC_GOPCLNTAB;
+	}
 	return 0;
 }
 
@@ -539,6 +563,25 @@ int elf_symbols__load_image(struct elf_symbols *es, const void *image, size_t si
 	return ret;
 }
 
+/* The vaddr of file offset off (off itself when no segment holds it). */
+static uint64_t vaddr_of(const struct elf_symbols *es, uint64_t off)
+{
+	for (size_t i = 0; i < es->nr_segs; i++) {
+		const struct elf_segment *s = &es->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz)
+			return off - s->offset + s->vaddr;
+	}
+	return off;
+}
+
+const char *elf_symbols__inlined(const struct elf_symbols *es, uint64_t off)
+{
+	if (!es->inl.nr)
+		return NULL;
+	return symtab__find(&es->inl, vaddr_of(es, off), NULL);
+}
+
 const char *elf_symbols__find(const struct elf_symbols *es, uint64_t off, uint64_t *vaddr)
 {
 	uint64_t va = off;
@@ -559,7 +602,8 @@ const char *elf_symbols__find(const struct elf_symbols *es, uint64_t off, uint64
 
 size_t elf_symbols__memory(const struct elf_symbols *es)
 {
-	return sizeof(*es) + symtab__memory(&es->tab) + es->nr_segs * sizeof(*es->segs);
+	return sizeof(*es) + symtab__memory(&es->tab) + symtab__memory(&es->inl) +
+	       es->nr_segs * sizeof(*es->segs);
 }
 
 int elf__build_id(int fd, uint8_t *out, size_t max)

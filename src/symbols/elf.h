@@ -34,6 +34,10 @@ struct elf_symbols {
 	uint8_t build_id[20];
 	size_t build_id_len;		/* 0 when the binary has none */
 	unsigned sources;		/* enum elf_source bits */
+	/* Go: the pc ranges where functions are inlined, each named by their names
+	 * outermost first, each followed by '\n' (symbols/goinline.h); empty otherwise */
+	struct symtab inl;
+	bool go;			/* a Go binary (it has a .gopclntab) */
 };
 
 void elf_symbols_init(struct elf_symbols *es);
@@ -59,6 +63,10 @@ const char *elf_symbols__find(const struct elf_symbols *es, uint64_t off, uint64
  * Writes at most max bytes to out. Returns its length, or a negative errno (-ENOENT when
  * the file has none, -EINVAL when it is not ELF). */
 int elf__build_id(int fd, uint8_t *out, size_t max);
+
+/* The functions inlined at file offset off (Go binaries), outermost first, each followed
+ * by '\n', or NULL. Lives as long as es. */
+const char *elf_symbols__inlined(const struct elf_symbols *es, uint64_t off);
 
 /* Bytes held. */
 size_t elf_symbols__memory(const struct elf_symbols *es);

@@ -14,6 +14,7 @@
 
 #include "symbols/binary.h"
 #include "symbols/demangle.h"
+#include "symbols/dwinline.h"
 #include "symbols/elf.h"
 #include "symbols/kallsyms.h"
 #include "symbols/perfmap.h"
@@ -32,6 +33,7 @@ struct symbolizer {
 	double kernel_loaded_at;	/* CLOCK_MONOTONIC seconds */
 	struct elf_symbols vdso;
 	bool vdso_tried;
+	struct dwinline *dwinline;	/* native inlines, opened on first use */
 };
 
 struct symbolizer *symbolizer__new(uint64_t cache_bytes)
@@ -55,6 +57,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	symcache__free(s->cache);
+	dwinline__free(s->dwinline);
 	while (hashmap__next(s->perfmaps, &it, &key, &len, &val)) {
 		perfmap_release(val);
 		free(val);
@@ -270,6 +273,32 @@ int symbolizer__user(struct symbolizer *s, const struct proc_ref *p, const struc
 	binary__module_name(m->path, module, sizeof(module));
 	strbuf_addf(out, "(%s+0x%llx)", module, (unsigned long long)off);
 	return -ENOENT;
+}
+
+int symbolizer__inlined(struct symbolizer *s, const struct proc_ref *p, const struct mapping *m,
+			uint64_t addr, struct strbuf *out)
+{
+	const struct elf_symbols *es;
+	const char *names;
+	int n = 0;
+
+	if (!binary__has_file(m) || !(es = symcache__get(s->cache, p, m)))
+		return 0;
+	uint64_t vaddr;
+
+	(void)elf_symbols__find(es, mapping__file_offset(m, addr), &vaddr);
+	names = elf_symbols__inlined(es, mapping__file_offset(m, addr));
+	for (const char *c = names; c && *c; c++)
+		n += *c == '\n';
+	if (n) {
+		strbuf_addstr(out, names);
+		return n;
+	}
+	if (es->go)
+		return 0;	/* Go: never its debug info */
+	if (!s->dwinline)
+		s->dwinline = dwinline__new();
+	return dwinline__find(s->dwinline, p, m, vaddr, out);
 }
 
 uint64_t symbolizer__memory(const struct symbolizer *s)

@@ -46,6 +46,14 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, struct strbuf *out);
 int symbolizer__user(struct symbolizer *s, const struct proc_ref *p, const struct mapping *m,
 		     uint64_t addr, struct strbuf *out);
 
+/* Appends the names of the functions inlined at user address addr (mapping m of p) to out,
+ * outermost first, each followed by '\n': Go's inline tree from .gopclntab, or the DWARF
+ * inline subroutines of a native binary with debug info (its own or a separate debug
+ * file). The function symbolizer__user() names is the physical one around them. Returns
+ * the number of names appended (0: nothing inlined there, or nothing known). */
+int symbolizer__inlined(struct symbolizer *s, const struct proc_ref *p, const struct mapping *m,
+			uint64_t addr, struct strbuf *out);
+
 /* Appends the perf-map name of addr in process p (no mapping known, e.g. JIT code in a
  * region the process table has not seen) to out. Returns 0, or -ENOENT. */
 int symbolizer__perfmap(struct symbolizer *s, const struct proc_ref *p, uint64_t addr,

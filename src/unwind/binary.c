@@ -29,7 +29,8 @@
 /* The sections the unwinder and debugfile__open() read; SHT_NOTE sections (the build-id)
  * are read too. Other sections are only looked at by their headers. */
 static const char *const wanted[] = { ".eh_frame", ".eh_frame_hdr", ".debug_frame",
-				      ".gnu_debuglink" };
+				      ".gnu_debuglink", ".gopclntab", ".data.rel.ro.gopclntab",
+				      ".go.module" };
 
 /* Copies [off, off + len) of file fd into b's image (clamped to the file). Returns false
  * when the file is shorter than it was when sized: it changed while being read. */
@@ -126,7 +127,7 @@ static int read_image(struct unwind_elf *b, int fd)
 			continue;
 		if (!copy_range(b, fd, sh.sh_offset, sh.sh_size))
 			return -EIO;
-		if (w == 0 || w == 1)
+		if (w == 0 || w == 1)	/* .eh_frame, .eh_frame_hdr */
 			at[w] = i;
 	}
 	/* libdw uses .eh_frame_hdr's binary search table only when that section comes

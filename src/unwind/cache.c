@@ -46,7 +46,6 @@ struct unwind_cache {
 	uint64_t bytes, limit;
 	uint64_t builds, evictions, reopens;
 	uint64_t gets;
-	bool rows_if_fp;
 };
 
 static uint64_t clock_ns(clockid_t clk)
@@ -71,7 +70,7 @@ struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp)
 	c->opened.oprev = c->opened.onext = &c->opened;
 	c->max_open = MAX_OPEN;
 	c->limit = limit;
-	c->rows_if_fp = rows_if_fp;
+	(void)rows_if_fp;
 	return c;
 }
 
@@ -233,7 +232,7 @@ static int read_binary(struct entry *e, const struct proc_ref *p, const struct m
 static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
 		  const struct mapping *m)
 {
-	struct unwind_sources src = { .rows_if_fp = c->rows_if_fp };
+	struct unwind_sources src = { 0 };
 	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	e->err = read_binary(e, p, m, -1, &src);
@@ -241,7 +240,7 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 		e->err = unwind_table_init(&e->t, &src, &e->cfi);
 		e->file = e->b;
 		e->file.elf = NULL, e->file.map = e->file.mem = NULL;
-		if (e->err == 0 && e->t.nfde > 0) {
+		if (e->err == 0 && e->t.nfde > e->t.compiled) {
 			touch_open(c, e);
 		} else {
 			unwind_elf_close(&e->d);
@@ -266,7 +265,7 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 static bool reopen(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
 		   const struct mapping *m)
 {
-	struct unwind_sources src = { .rows_if_fp = c->rows_if_fp };
+	struct unwind_sources src = { 0 };
 	const void *id;
 	int err;
 

@@ -23,9 +23,9 @@
 
 struct unwind_cache;
 
-/* limit bounds the bytes of all tables and open CFI. rows_if_fp: keep rows for
- * frame-pointer binaries (dwarf mode) rather than only their classification (smart
- * mode). */
+/* limit bounds the bytes of all tables and open CFI. rows_if_fp is no longer used: every
+ * binary's FDEs are listed and compiled when a sample first needs them, in smart mode too
+ * (its leaf frames in frame-pointer binaries). */
 struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp);
 void unwind_cache__free(struct unwind_cache *c);	/* accepts NULL */
 

@@ -12,6 +12,7 @@
 #include <gelf.h>
 
 #include "unwind/fde.h"
+#include "unwind/gotab.h"
 #include "unwind/table.h"
 #include "util/hashmap.h"
 #include "util/strbuf.h"
@@ -162,6 +163,78 @@ static Dwarf_CFI *debug_frame(Elf *elf, struct fde_list *l, Dwarf **dw, struct u
 	return cfi;
 }
 
+static bool rule_same(const struct unwind_rule *a, const struct unwind_rule *b)
+{
+	return a->cfa == b->cfa && a->rbp == b->rbp && a->off == b->off && a->aux == b->aux;
+}
+
+/* The index of rule r in t->rules, added when new. */
+static uint16_t rule_id(struct unwind_table *t, struct unwind_rule r)
+{
+	bool created;
+	void **slot;
+
+	if (!t->rule_ids)
+		t->rule_ids = hashmap__new();
+	slot = hashmap__find(t->rule_ids, &r, sizeof(r));
+	if (slot)
+		return (uint16_t)(uintptr_t)*slot;
+	if (t->nrules >= UINT16_MAX) {	/* never seen: degrade, do not fail */
+		r = (struct unwind_rule){ .cfa = CFA_BAD, .rbp = RBP_LOST };
+		slot = hashmap__find(t->rule_ids, &r, sizeof(r));
+		if (slot)
+			return (uint16_t)(uintptr_t)*slot;
+	}
+	slot = hashmap__insert(t->rule_ids, &r, sizeof(r), &created);
+	t->rules = xrealloc(t->rules, (t->nrules + 1) * sizeof(*t->rules));
+	t->rules[t->nrules] = r;
+	*slot = (void *)(uintptr_t)t->nrules;
+	return (uint16_t)t->nrules++;
+}
+
+
+/* Appends rows rv as FDE f's, equal neighbours merged, and marks f compiled. */
+static void append_rows(struct unwind_table *t, struct unwind_fde *f, const struct fde_rows *rv)
+{
+	size_t n = 0;
+
+	f->first = (uint32_t)t->nrows;
+	for (size_t i = 0; i < rv->n && n < ROWS_MAX; i++) {
+		if (n > 0 && rule_same(&t->rules[t->rule_of[t->nrows - 1]], &rv->v[i].rule))
+			continue;
+		if (t->nrows == t->rows_alloc) {
+			t->rows_alloc = t->rows_alloc ? 2 * t->rows_alloc : 256;
+			t->pcs = xrealloc(t->pcs, t->rows_alloc * sizeof(*t->pcs));
+			t->rule_of = xrealloc(t->rule_of, t->rows_alloc * sizeof(*t->rule_of));
+		}
+		t->pcs[t->nrows] = rv->v[i].pc;
+		t->rule_of[t->nrows] = rule_id(t, rv->v[i].rule);
+		t->nrows++;
+		n++;
+	}
+	f->nrows = n;
+	f->compiled = 1;
+	t->compiled++;
+}
+
+/* Compiles FDE f from cfi and appends its rows. */
+static void compile(struct unwind_table *t, struct unwind_fde *f, const struct unwind_cfi *cfi)
+{
+	struct fde_rows rv = { 0 };
+	Dwarf_CFI *c = f->src == SRC_EH ? cfi->eh : f->src == SRC_DF ? cfi->df
+		     : f->src == SRC_DBG ? cfi->dbg : NULL;
+
+	if (f->src == SRC_PLT) {
+		struct unwind_rule r = { .off = 8, .cfa = CFA_RSP, .rbp = RBP_SAME };
+
+		fde_rows_push(&rv, f->lo, &r);
+	} else if (c) {
+		fde_compile(c, t->base, t->base + f->lo, t->base + f->hi, &rv);
+	}
+	append_rows(t, f, &rv);
+	free(rv.v);
+}
+
 static void add_fde(struct unwind_table *t, size_t *alloc, uint64_t lo, uint64_t hi, int src)
 {
 	if (lo < t->base || hi <= lo || hi - t->base > UINT32_MAX)
@@ -172,6 +245,29 @@ static void add_fde(struct unwind_table *t, size_t *alloc, uint64_t lo, uint64_t
 	}
 	t->fdes[t->nfde++] = (struct unwind_fde){ .lo = (uint32_t)(lo - t->base),
 						  .hi = (uint32_t)(hi - t->base), .src = src };
+}
+
+struct go_ctx {
+	struct unwind_table *t;
+	size_t *alloc;
+	struct fde_list ranges;	/* the Go functions', sorted */
+};
+
+/* A Go function with its rows (unwind_go_fn). */
+static void go_fde(void *ctx, uint64_t lo, uint64_t hi, const struct fde_rows *rv)
+{
+	struct go_ctx *g = ctx;
+	size_t n = g->t->nfde;
+
+	add_fde(g->t, g->alloc, lo, hi, SRC_GO);
+	if (g->t->nfde == n)
+		return;
+	append_rows(g->t, &g->t->fdes[n], rv);
+	if (g->ranges.n == g->ranges.alloc) {
+		g->ranges.alloc = g->ranges.alloc ? 2 * g->ranges.alloc : 256;
+		g->ranges.v = xrealloc(g->ranges.v, g->ranges.alloc * sizeof(*g->ranges.v));
+	}
+	g->ranges.v[g->ranges.n++] = (struct fde_range){ lo, hi };
 }
 
 static int fde_cmp(const void *a, const void *b)
@@ -193,15 +289,21 @@ static void build_index(struct unwind_table *t, Elf *elf, const struct unwind_cf
 {
 	const char *plt[] = { ".plt.got", ".plt.sec" };
 	size_t alloc = eh->n + df->n + dbg->n + 2;
+	struct go_ctx g = { t, &alloc, { 0 } };
 
 	t->fdes = xmalloc(alloc * sizeof(*t->fdes));
+	if (t->go && unwind_go_rows(elf, t->base, go_fde, &g) <= 0)
+		t->go = false;
 	for (size_t i = 0; i < eh->n; i++)
-		add_fde(t, &alloc, eh->v[i].lo, eh->v[i].hi, SRC_EH);
+		if (!overlaps(&g.ranges, eh->v[i].lo, eh->v[i].hi))
+			add_fde(t, &alloc, eh->v[i].lo, eh->v[i].hi, SRC_EH);
 	for (size_t i = 0; cfi->df && i < df->n; i++)
-		if (!overlaps(eh, df->v[i].lo, df->v[i].hi))
+		if (!overlaps(eh, df->v[i].lo, df->v[i].hi) &&
+		    !overlaps(&g.ranges, df->v[i].lo, df->v[i].hi))
 			add_fde(t, &alloc, df->v[i].lo, df->v[i].hi, SRC_DF);
 	for (size_t i = 0; cfi->dbg && i < dbg->n; i++)
-		if (!overlaps(eh->n ? eh : df, dbg->v[i].lo, dbg->v[i].hi))
+		if (!overlaps(eh->n ? eh : df, dbg->v[i].lo, dbg->v[i].hi) &&
+		    !overlaps(&g.ranges, dbg->v[i].lo, dbg->v[i].hi))
 			add_fde(t, &alloc, dbg->v[i].lo, dbg->v[i].hi, SRC_DBG);
 	for (size_t i = 0; t->has_cfi && i < sizeof(plt) / sizeof(plt[0]); i++) {
 		Elf_Scn *scn = find_section(elf, plt[i]);
@@ -211,6 +313,7 @@ static void build_index(struct unwind_table *t, Elf *elf, const struct unwind_cf
 		    !overlaps(eh, sh.sh_addr, sh.sh_addr + sh.sh_size))
 			add_fde(t, &alloc, sh.sh_addr, sh.sh_addr + sh.sh_size, SRC_PLT);
 	}
+	fde_list_release(&g.ranges);
 	if (t->nfde)
 		sort(t->fdes, t->nfde, sizeof(*t->fdes), fde_cmp);
 	if (t->nfde == 0) {
@@ -233,7 +336,7 @@ int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,
 	err = read_loads(t, src->elf);
 	if (err)
 		return err;
-	bool go = find_section(src->elf, ".gopclntab") || find_section(src->elf, ".go.buildinfo");
+	bool go = unwind_go_binary(src->elf);
 
 	scn = find_section(src->elf, ".eh_frame");
 	section_id(scn, &t->secs[SRC_EH]);
@@ -251,17 +354,17 @@ int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,
 	t->has_cfi = cfi->eh || cfi->df || cfi->dbg;
 
 	if (go)
-		t->fp_built = true;
+		t->fp_built = t->go = true;
 	else if (cfi->eh)
 		classify_fp(t, cfi->eh, &eh);
 	else if (cfi->df)
 		classify_fp(t, cfi->df, &df);
-	if (!t->fp_built || src->rows_if_fp)
-		build_index(t, src->elf, cfi, &eh, &df, &dbg);
+	/* an fp_built binary's FDEs are listed too: smart mode unwinds its leaf frames by CFI */
+	build_index(t, src->elf, cfi, &eh, &df, &dbg);
 	fde_list_release(&eh);
 	fde_list_release(&df);
 	fde_list_release(&dbg);
-	if (t->nfde == 0)
+	if (t->compiled == t->nfde)
 		unwind_cfi_close(cfi);	/* nothing will be compiled */
 	return 0;
 }
@@ -331,70 +434,6 @@ void unwind_cfi_close(struct unwind_cfi *cfi)
 	if (cfi->dbg_dw)
 		dwarf_end(cfi->dbg_dw);
 	memset(cfi, 0, sizeof(*cfi));
-}
-
-static bool rule_same(const struct unwind_rule *a, const struct unwind_rule *b)
-{
-	return a->cfa == b->cfa && a->rbp == b->rbp && a->off == b->off && a->aux == b->aux;
-}
-
-/* The index of rule r in t->rules, added when new. */
-static uint16_t rule_id(struct unwind_table *t, struct unwind_rule r)
-{
-	bool created;
-	void **slot;
-
-	if (!t->rule_ids)
-		t->rule_ids = hashmap__new();
-	slot = hashmap__find(t->rule_ids, &r, sizeof(r));
-	if (slot)
-		return (uint16_t)(uintptr_t)*slot;
-	if (t->nrules >= UINT16_MAX) {	/* never seen: degrade, do not fail */
-		r = (struct unwind_rule){ .cfa = CFA_BAD, .rbp = RBP_LOST };
-		slot = hashmap__find(t->rule_ids, &r, sizeof(r));
-		if (slot)
-			return (uint16_t)(uintptr_t)*slot;
-	}
-	slot = hashmap__insert(t->rule_ids, &r, sizeof(r), &created);
-	t->rules = xrealloc(t->rules, (t->nrules + 1) * sizeof(*t->rules));
-	t->rules[t->nrules] = r;
-	*slot = (void *)(uintptr_t)t->nrules;
-	return (uint16_t)t->nrules++;
-}
-
-/* Compiles FDE f from cfi and appends its rows, equal neighbours merged. */
-static void compile(struct unwind_table *t, struct unwind_fde *f, const struct unwind_cfi *cfi)
-{
-	struct fde_rows rv = { 0 };
-	Dwarf_CFI *c = f->src == SRC_EH ? cfi->eh : f->src == SRC_DF ? cfi->df
-		     : f->src == SRC_DBG ? cfi->dbg : NULL;
-	size_t n = 0;
-
-	if (f->src == SRC_PLT) {
-		struct unwind_rule r = { .off = 8, .cfa = CFA_RSP, .rbp = RBP_SAME };
-
-		fde_rows_push(&rv, f->lo, &r);
-	} else if (c) {
-		fde_compile(c, t->base, t->base + f->lo, t->base + f->hi, &rv);
-	}
-	f->first = (uint32_t)t->nrows;
-	for (size_t i = 0; i < rv.n && n < ROWS_MAX; i++) {
-		if (n > 0 && rule_same(&t->rules[t->rule_of[t->nrows - 1]], &rv.v[i].rule))
-			continue;
-		if (t->nrows == t->rows_alloc) {
-			t->rows_alloc = t->rows_alloc ? 2 * t->rows_alloc : 256;
-			t->pcs = xrealloc(t->pcs, t->rows_alloc * sizeof(*t->pcs));
-			t->rule_of = xrealloc(t->rule_of, t->rows_alloc * sizeof(*t->rule_of));
-		}
-		t->pcs[t->nrows] = rv.v[i].pc;
-		t->rule_of[t->nrows] = rule_id(t, rv.v[i].rule);
-		t->nrows++;
-		n++;
-	}
-	free(rv.v);
-	f->nrows = n;
-	f->compiled = 1;
-	t->compiled++;
 }
 
 const struct unwind_rule *unwind_table_find(struct unwind_table *t, uint64_t vaddr,

@@ -26,6 +26,9 @@ enum cfa_rule {
 	CFA_SIGNAL,	/* a signal frame (__restore_rt): rsp points at the kernel's ucontext;
 			 * the interrupted rsp is at rsp+off, its rip at rsp+off+8, its rbp at
 			 * rsp+aux, and its pc is exact (no call before it) */
+	CFA_GO_SWITCH,	/* Go's runtime.asmcgocall, which calls C on the g0 stack: its caller is
+			 * found by the frame pointer, which points into the goroutine's stack,
+			 * outside the sample's copy (the unwinder reads it from the process) */
 };
 
 /* Where the caller's rbp is. */
@@ -33,6 +36,8 @@ enum rbp_rule {
 	RBP_SAME,	/* unchanged by this frame */
 	RBP_AT_CFA,	/* saved at CFA + aux */
 	RBP_LOST,	/* not recoverable */
+	RBP_GO,		/* a Go frame's: saved at CFA - 16 when rbp == CFA - 16 (the frame has
+			 * set it up), else unchanged (frameless, prologue, epilogue) */
 };
 
 /* How to step out of a frame: shared by every row with the same rule (a binary has a few
@@ -51,8 +56,10 @@ struct unwind_load {
 
 /* Where an FDE's rows come from, by precedence: .eh_frame, the binary's .debug_frame
  * (FDEs that no .eh_frame FDE overlaps), the separate debug file's .debug_frame (the
- * same), and the rows kiln adds for the PLT stubs that have no FDE. */
-enum unwind_src { SRC_EH, SRC_DF, SRC_DBG, SRC_PLT };
+ * same), and the rows kiln adds for the PLT stubs that have no FDE. SRC_GO: a Go
+ * function's rows from .gopclntab (unwind/gotab.h), compiled when the table is listed;
+ * they take precedence over any CFI FDE that overlaps them. */
+enum unwind_src { SRC_EH, SRC_DF, SRC_DBG, SRC_PLT, SRC_GO };
 
 /* One FDE: 16 bytes whether compiled or not. */
 struct unwind_fde {
@@ -68,7 +75,7 @@ struct unwind_section {
 
 struct unwind_table {
 	uint64_t base;			/* vaddr that pcs are relative to */
-	struct unwind_fde *fdes;	/* sorted by lo; empty when no rows are wanted */
+	struct unwind_fde *fdes;	/* sorted by lo */
 	size_t nfde, compiled;		/* FDEs, and those compiled */
 	/* row i covers [pcs[i], next row of its FDE or the FDE's end) with
 	 * rules[rule_of[i]]: 6 bytes a row */
@@ -83,6 +90,7 @@ struct unwind_table {
 	struct unwind_section secs[3];	/* .eh_frame, .debug_frame, the debug file's */
 	bool has_cfi;		/* some CFI section was found */
 	bool fp_built;		/* the code keeps frame pointers (Go, -fno-omit-frame-pointer) */
+	bool go;		/* Go functions have SRC_GO rows (from .gopclntab) */
 	size_t nfdes, fp_fdes;	/* FDEs sampled to decide fp_built, and those with an rbp frame */
 };
 
@@ -90,7 +98,7 @@ struct unwind_table {
 struct unwind_sources {
 	Elf *elf;		/* the binary: .eh_frame, .debug_frame, program headers */
 	Elf *debug;		/* separate debug file for .debug_frame, or NULL */
-	bool rows_if_fp;	/* false: no rows when the binary is fp_built (smart mode) */
+	bool rows_if_fp;	/* unused: fp_built binaries are listed too, for their leaves */
 };
 
 /* The open CFI sections of a binary: needed only to compile FDEs not compiled yet. They
@@ -101,7 +109,8 @@ struct unwind_cfi {
 };
 
 /* Lists the FDEs of the binary in src, decides fp_built from an even sample of them
- * (compiling about 256), and opens cfi for the FDEs to be compiled later. Returns 0, or
+ * (compiling about 256), compiles the rows of its Go functions (a Go binary), and opens
+ * cfi for the FDEs to be compiled later (closed when none are left). Returns 0, or
  * a negative errno when src->elf is not a usable x86_64 ELF (then t is empty and cfi
  * closed). A binary without CFI gives 0 with has_cfi false and no FDEs. Release t with
  * unwind_table_release(), cfi with unwind_cfi_close(), in any order. */

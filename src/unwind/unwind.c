@@ -1,18 +1,23 @@
 /* The unwinder: walks one sampled user stack (see unwind.h).
  *
- * Each frame is stepped by one of two methods:
+ * Each frame is stepped by one of three methods:
  *   CFI: the binary's table (its FDE compiled on first use) gives the CFA (rsp/rbp + offset, or the PLT rule);
  *        the return address is at CFA-8 and the caller's rbp is unchanged or saved
  *        at CFA+off.
+ *   Go:  the function's pcsp table (.gopclntab) gives the SP delta at the pc: the return
+ *        address is at rsp + delta, exact in frameless leaves, prologues and epilogues;
+ *        the rows look like CFI rows (CFA = rsp + delta + 8), in both modes.
  *   FP:  the frame-pointer chain: [rbp] is the caller's rbp, [rbp+8] the return address.
  * dwarf mode uses CFI for every file-backed binary that has CFI, and frame pointers only
- * for code without any (JIT and anonymous memory, binaries without CFI). smart mode also
- * walks frame-pointer binaries (Go, -fno-omit-frame-pointer builds) by frame pointers
- * without compiling their rows, and falls back to frame pointers where CFI is missing or
+ * for code without any (JIT and anonymous memory, binaries without CFI). smart mode
+ * walks the callers in -fno-omit-frame-pointer binaries by frame pointers without
+ * compiling their rows, but the leaf frame by CFI (a leaf without a frame of its own
+ * would hide its caller), and falls back to frame pointers where CFI is missing or
  * unsupported. Every read is checked against the stack copy; the walk only moves up. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "unwind/cache.h"
 #include "unwind/unwind.h"
@@ -20,10 +25,13 @@
 
 #define DEFAULT_CACHE_BYTES (32ull << 20)
 #define USER_TOP 0x800000000000ull	/* x86_64 user addresses are below this */
+#define FAR_MAX (64u << 10)	/* bytes of a goroutine's stack read past a cgo call */
 
 struct unwinder {
 	enum unwind_mode mode;
 	struct unwind_cache *cache;
+	bool far_wanted;	/* the last step failed at a Go cgo call's stack switch */
+	uint8_t far[FAR_MAX];
 };
 
 struct frame {
@@ -133,6 +141,8 @@ static enum step step_cfi(const struct unwind_sample *s, const struct unwind_rul
 		f->bp_ok = stack_read(s, cfa + (uint64_t)(int64_t)r->aux, &bp) && (f->bp = bp, true);
 	else if (r->rbp == RBP_LOST)
 		f->bp_ok = false;
+	else if (r->rbp == RBP_GO && f->bp_ok && f->bp == cfa - 16)
+		f->bp_ok = stack_read(s, cfa - 16, &bp) && (f->bp = bp, true);
 	f->sp = cfa;
 	f->pc = ra;
 	f->exact = false;
@@ -158,17 +168,52 @@ static enum step step(struct unwinder *u, const struct proc_ref *p,
 	t = unwind_cache__get(u->cache, p, m);
 	if (!t)	/* anonymous or JIT memory, or an unreadable binary */
 		return step_fp(s, f);
-	if (smart && t->fp_built)
+	/* smart: frame pointers serve the callers in a binary that keeps them, but not its
+	 * leaf, which may have no frame yet (or none at all); Go is unwound by pcsp */
+	if (smart && t->fp_built && !t->go && !leaf)
 		return step_fp(s, f);
 	if (unwind_table_vaddr(t, mapping__file_offset(m, lookup), &va))
 		r = unwind_cache__find(u->cache, t, p, m, va);
 	if (r && r->cfa == CFA_END)
 		return STEP_END;
+	if (r && r->cfa == CFA_GO_SWITCH) {
+		enum step st = step_fp(s, f);
+
+		u->far_wanted = st == STEP_FAIL && f->bp_ok && f->bp && !(f->bp & 7);
+		return st;
+	}
 	if (r && r->cfa != CFA_BAD)
 		return step_cfi(s, r, f);
 	if (smart || !t->has_cfi || t->fp_built)
 		return step_fp(s, f);
 	return STEP_FAIL;
+}
+
+/* Reads up to FAR_MAX bytes of process p from addr (stopping at the first page it cannot
+ * read) into u->far as the sample far. Returns false when not even a frame could be read. */
+static bool read_far(struct unwinder *u, const struct proc_ref *p, uint64_t addr,
+		     struct unwind_sample *far)
+{
+	size_t got = 0;
+
+	/* one call: the kernel stops at the first page it cannot read and says how much it
+	 * copied; a second one from there only confirms the fault */
+	while (got < FAR_MAX) {
+		struct iovec local = { u->far + got, FAR_MAX - got };
+		struct iovec remote = { (void *)(uintptr_t)(addr + got), FAR_MAX - got };
+		ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < 16)
+		return false;
+	memset(far, 0, sizeof(*far));
+	far->regs.sp = addr;
+	far->stack = u->far;
+	far->stack_len = got;
+	return true;
 }
 
 int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
@@ -182,11 +227,27 @@ int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
 	int n = 0;
 	enum step st = STEP_OK;
 
+	const struct unwind_sample *cur = sample;
+	struct unwind_sample far;
+	bool far_used = false;
+
 	pcs[n++] = f.pc;
 	while (n < max) {
 		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
 
-		st = step(u, p, sample, find, ctx, &f, lookup, f.exact);
+		u->far_wanted = false;
+		st = step(u, p, cur, find, ctx, &f, lookup, f.exact);
+		if (st == STEP_FAIL && u->far_wanted && !far_used) {
+			/* C called from Go runs on the g0 stack, which the copy holds; the Go
+			 * frames that called it are on the goroutine's stack, where rbp points:
+			 * read that from the process (the goroutine is blocked in the call) */
+			far_used = true;
+			if (read_far(u, p, f.bp, &far)) {
+				cur = &far;
+				f.sp = f.bp;
+				st = step_fp(cur, &f);
+			}
+		}
 		if (st != STEP_OK)
 			break;
 		pcs[n++] = f.pc;

@@ -35,9 +35,11 @@ typedef const struct mapping *(*unwind_find_mapping_fn)(void *ctx, uint64_t addr
 
 /* UNWIND_DWARF: CFI for every binary that has it; frame pointers only for code without
  * any CFI (JIT and anonymous memory, binaries built without unwind tables).
- * UNWIND_SMART: frame pointers for binaries that keep them (Go, -fno-omit-frame-pointer
- * builds; their rows are then not even compiled), CFI for the others, and frame pointers
- * wherever CFI is missing or unsupported; one stack may mix both. */
+ * UNWIND_SMART: frame pointers for the callers in binaries that keep them
+ * (-fno-omit-frame-pointer builds; only the FDEs of their leaf frames are compiled), CFI
+ * for the others and for every leaf frame, and frame pointers wherever CFI is missing or
+ * unsupported; one stack may mix both.
+ * Both modes unwind Go code by its .gopclntab SP deltas (pcsp), never its debug info. */
 enum unwind_mode { UNWIND_DWARF, UNWIND_SMART };
 
 struct unwinder;
@@ -60,7 +62,9 @@ uint64_t unwinder__memory(const struct unwinder *u);
  * -EINVAL for a NULL argument or max < 1. *truncated is set when the walk stopped before
  * the outermost frame (_start, a thread's clone, rbp == 0 at the end of a frame-pointer
  * chain): the stack copy ended, max was reached, or a frame could not be unwound. The
- * stack copy is untrusted: garbage yields a short stack, never a crash. */
+ * stack copy is untrusted: garbage yields a short stack, never a crash. One read of the
+ * process's memory is made, with process_vm_readv, where a Go cgo call's C frames lead
+ * out of the copy (the g0 stack) into the calling goroutine's stack (at most 64 KiB). */
 int unwinder__unwind(struct unwinder *u, const struct proc_ref *p,
 		     const struct unwind_sample *sample, unwind_find_mapping_fn find, void *ctx,
 		     uint64_t *pcs, int max, bool *truncated);

@@ -93,6 +93,9 @@ printf '0;;p;f notanumber\n' > "$T/bad.col"
 code=$(gprofiler_upload broken e2e-token "$T/bad.col" "$start" "$end")
 [ "$code" = 422 ] || fail "bad .col got $code"
 grep -q '"error"' "$T/upload.reply" || fail "no JSON error: $(cat "$T/upload.reply")"
+# gProfiler's client logs "(no message in response)" unless the 4xx body has "message"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])).get("message"); sys.exit(0 if m else 1)' \
+	"$T/upload.reply" || fail "no message for gProfiler: $(cat "$T/upload.reply")"
 code=$(printf 'garbage' | curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer e2e-token' \
 	-H 'Content-Encoding: gzip' --data-binary @- "${URL}ingest?name=junk")
 [ "$code" = 400 ] || fail "bad gzip got $code"

@@ -143,6 +143,32 @@ static void test_long_lines(void **state)
 	profile__free(p);
 }
 
+/* Layouts perf itself no longer prints but older tools' files have: frame lines with no
+ * indent (as in FlameGraph's perf-java-stacks-02.txt), and a frame with no symbol between
+ * two blanks and its module, which the script keeps as a one-blank frame. */
+static void test_old_layouts(void **state)
+{
+	static const char text[] =
+		"\njava 19983 cycles:\n"
+		"ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n"
+		"7f722d12e1d4 LBusy;::main (/tmp/perf-19982.map)\n"
+		"7f72432b4e9a start_thread (/lib/x86_64-linux-gnu/libpthread-2.15.so)\n"
+		"\n"
+		"java 19984 cycles:\n"
+		"\t7f1e2215d058  (/lib/x86_64-linux-gnu/libc-2.15.so)\n"
+		"\t7f722d12e1d4 write0 (/tmp/perf-19982.map)\n"
+		"\n";
+	size_t skipped = 9;
+	char *got = collapse(text, NULL, &skipped);
+
+	/* "LBusy" keeps its L: the script strips it only from names with a '/' */
+	assert_string_equal(got, "java;start_thread;LBusy:::main;native_write_msr_safe 1\n"
+				 "java;write0;  1\n");
+	assert_int_equal(skipped, 0);
+	assert_true(perfscript__detect(text, strlen(text)));
+	free(got);
+}
+
 static void test_detect(void **state)
 {
 	assert_true(perfscript__detect(sample, strlen(sample)));
@@ -159,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_odd_lines),
 		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_old_layouts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

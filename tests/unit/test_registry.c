@@ -55,7 +55,7 @@ static void test_modes_and_flags(void **state)
 	assert_true(runtime_choices__enabled(&c, "python"));
 	assert_true(runtime_choices__enabled(&c, "java"));
 	assert_false(runtime_choices__enabled(&c, "nodejs"));	/* none by default */
-	assert_false(runtime_choices__enabled(&c, "php"));
+	assert_true(runtime_choices__enabled(&c, "php"));	/* SPEC: auto, now that it has a reader */
 	assert_true(runtime_choices__enabled(&c, "unknown"));
 	assert_null(c.given[0]);
 
@@ -108,7 +108,7 @@ static void test_run_arguments(void **state)
 	text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	assert_string_equal(text, "{\"python_mode\":\"auto\",\"java_mode\":\"auto\","
 				  "\"java_collect_thread_names\":false,\"nodejs_mode\":\"none\","
-				  "\"ruby_mode\":\"disabled\",\"php_mode\":\"disabled\","
+				  "\"ruby_mode\":\"disabled\",\"php_mode\":\"auto\","
 				  "\"dotnet_mode\":\"disabled\"}");
 	free(text);
 	json_decref(obj);
