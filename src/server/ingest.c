@@ -21,8 +21,8 @@
 int ingest__check_labels(const struct labels *l, char *err, size_t errlen)
 {
 	if (l->n > INGEST_MAX_LABELS) {
-		errmsg(err, errlen, "series has %zu label names, more than the limit of %d",
-		       l->n, INGEST_MAX_LABELS);
+		errmsg(err, errlen, "series has more than the limit of %d label names",
+		       INGEST_MAX_LABELS);
 		return -E2BIG;
 	}
 	for (size_t i = 0; i < l->n; i++) {

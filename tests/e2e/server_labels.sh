@@ -3,7 +3,8 @@
 # Connect push of a series with 100,000 labels (the push was quadratic, 25 s; every later
 # /api/labels N^2 under the store lock), then 2,000 series of 30 distinct label names
 # each (60,000 names: the most the limits let through) while /api/labels and
-# /pyroscope/labels are listed in a loop. Each over-limit push or ingest gets 400 with a
+# /pyroscope/labels are listed in a loop; and pprof samples with 100,000 labels, and with
+# 5,000 distinct label sets (their series were found pairwise). Each over-limit push or ingest gets 400 with a
 # message (labels per series, name and value length, series per push); the normal
 # client's uploads during the listing all succeed, and the listings are complete.
 . "$(dirname "$0")/../lib.sh"
@@ -40,12 +41,28 @@ def pprof():
     for s in st:
         p += field(6, s)
     return p
-def push(series):
+def pprof_labels(nsamples, nlabels):
+    """nsamples samples, each with nlabels labels l<j>=v<sample>: string indexes past 5"""
+    st = ["", "cpu", "nanoseconds", "main", "work"]
+    keys = ["l%d" % j for j in range(nlabels)]
+    vals = ["v%d" % i for i in range(nsamples)]
+    p = field(1, vfield(1, 1) + vfield(2, 2))
+    for i in range(nsamples):
+        lab = b"".join(field(3, vfield(1, 5 + j) + vfield(2, 5 + nlabels + i)) for j in range(nlabels))
+        p += field(2, field(1, varint(2) + varint(1)) + field(2, varint(1)) + lab)
+    p += field(4, vfield(1, 1) + field(4, vfield(1, 1)))
+    p += field(4, vfield(1, 2) + field(4, vfield(1, 2)))
+    p += field(5, vfield(1, 1) + vfield(2, 3))
+    p += field(5, vfield(1, 2) + vfield(2, 4))
+    for x in st + keys + vals:
+        p += field(6, x)
+    return p
+def push(series, profile=None):
     """series: list of label lists [(name, value), ...]"""
     body = b""
     for labels in series:
         s = b"".join(field(1, field(1, k) + field(2, v)) for k, v in labels)
-        s += field(2, field(1, pprof()) + field(2, "id"))
+        s += field(2, field(1, profile or pprof()) + field(2, "id"))
         body += field(1, s)
     return body
 PY
@@ -63,6 +80,9 @@ open(t + "/huge.pb", "wb").write(push([base + [("l%06d" % i, "v") for i in range
 open(t + "/31.pb", "wb").write(push([base + [("l%02d" % i, "v") for i in range(31)]]))
 open(t + "/30.pb", "wb").write(push([base + [("l%02d" % i, "v") for i in range(30)]]))
 open(t + "/series.pb", "wb").write(push([base + [("host", "h%d" % i)] for i in range(1001)]))
+from pb import pprof_labels
+open(t + "/samplelabels.pb", "wb").write(push([[("service_name", "lab4")]], pprof_labels(1, 100000)))
+open(t + "/samplesets.pb", "wb").write(push([[("service_name", "lab5")]], pprof_labels(5000, 1)))
 PY
 code=$(post_push "$T/huge.pb")
 [ "$code" = 400 ] && grep -q 'more than 30 label names' "$T/push.reply" ||
@@ -74,6 +94,18 @@ code=$(post_push "$T/series.pb")
 	fail "a push of 1,001 series: $code $(head -c 200 "$T/push.reply")"
 code=$(post_push "$T/30.pb")
 [ "$code" = 200 ] || fail "a series of 30 labels was refused: $code $(head -c 200 "$T/push.reply")"
+
+# the labels of a pprof's samples make series too: 100,000 on one sample is refused, 5,000
+# samples of distinct label sets are 5,000 series (found equal by hashing, not pairwise)
+code=$(post_push "$T/samplelabels.pb")
+[ "$code" = 400 ] && grep -q 'more than the limit of 30 label names' "$T/push.reply" ||
+	fail "a sample of 100,000 labels: $code $(head -c 200 "$T/push.reply")"
+code=$(post_push "$T/samplesets.pb")
+[ "$code" = 200 ] || fail "5,000 sample label sets: $code $(head -c 200 "$T/push.reply")"
+curl -s "${URL}api/apps" > "$T/apps.json"
+n=$(curl -s "${URL}pyroscope/label-values?label=l0&query=lab5.cpu%7B%7D&profile_type=process_cpu:cpu:nanoseconds:cpu:nanoseconds" |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+[ "$n" = 5000 ] || fail "5,000 sample label sets listed $n values: $(head -c 300 "$T/apps.json")"
 
 # /ingest: the same limits through a selector
 ingest_code() {
