@@ -1,7 +1,8 @@
 /* The HTTP ingest routes end to end, in process: a real server (server/server.h) on a
  * loopback port, and each input POSTed to the route its first byte picks — gProfiler
- * JSON (plain or gzip), Pyroscope /ingest as folded, lines, pprof and multipart, and the
- * Connect push. A crash in a handler thread is reported with the input that caused it. */
+ * JSON (plain or gzip), Pyroscope /ingest as folded, lines, pprof and multipart, the
+ * Connect push, OTLP profiles, and Connect queries (their selectors). A crash in a
+ * handler thread is reported with the input that caused it. */
 #include "fuzz.h"
 
 #include <arpa/inet.h>
@@ -48,6 +49,10 @@ static const struct {
 	{ "/ingest?name=fz", "multipart/form-data; boundary=XbX", NULL },
 	{ "/push.v1.PusherService/Push", "application/proto", NULL },
 	{ "/push.v1.PusherService/Push", "application/proto", "gzip" },
+	{ "/v1development/profiles", "application/x-protobuf", NULL },
+	{ "/querier.v1.QuerierService/LabelNames", "application/proto", NULL },
+	{ "/querier.v1.QuerierService/SelectMergeStacktraces", "application/proto", NULL },
+	{ "/querier.v1.QuerierService/SelectSeries", "application/json", NULL },
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -471,7 +471,8 @@ void query__connect_select_series(struct request *r, struct response *resp)
 			       "narrow the selector or group by fewer labels", MAX_GROUPS);
 		goto out;
 	}
-	qsort(gs.g, gs.n, sizeof(*gs.g), group_cmp);
+	if (gs.n)	/* qsort(NULL, 0) is undefined (found by fuzz_ingest) */
+		qsort(gs.g, gs.n, sizeof(*gs.g), group_cmp);
 	size_t nout = req->limit > 0 && (size_t)req->limit < gs.n ? (size_t)req->limit : gs.n;
 	Querier__V1__Series *series = xcalloc(nout + 1, sizeof(*series));
 	Querier__V1__Series **seriesp = xcalloc(nout + 1, sizeof(*seriesp));

@@ -21,10 +21,10 @@
 
 enum { AUTH_NONE, AUTH_UPLOAD };
 
-/* Connections: one client (an address) holds at most opts.client_connections of them, so that idle or
- * half-open connections from one host cannot take the server's whole budget (about 1,020
- * by default in libmicrohttpd) and lock everyone out; a connection silent for
- * IDLE_TIMEOUT seconds is closed. The global limit leaves file descriptors for the store. */
+/* Connections: one client (an address) holds at most opts.client_connections of them, so
+ * that idle or half-open connections from one host cannot take the server's whole budget
+ * (about 1,020 by default in libmicrohttpd) and lock everyone out; a connection silent
+ * for IDLE_TIMEOUT seconds is closed. The global limit leaves descriptors for the store. */
 #define CONNECTION_IDLE_TIMEOUT 15
 #define CONNECTIONS_MAX 8192
 #define FD_HEADROOM 256
