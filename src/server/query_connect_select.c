@@ -319,7 +319,8 @@ static int add_series(struct server *srv, const struct store_query *tq, const st
 	int ret;
 
 	q.m = xcalloc(tq->n + extra->n + 1, sizeof(*q.m));
-	memcpy(q.m, tq->m, tq->n * sizeof(*q.m));
+	if (tq->n)	/* tq->m is NULL without matchers (found by fuzz_ingest) */
+		memcpy(q.m, tq->m, tq->n * sizeof(*q.m));
 	for (size_t i = 0; i < extra->n; i++)
 		q.m[q.n++] = (struct matcher){ .name = extra->v[i].name, .value = extra->v[i].value,
 					       .op = MATCH_EQ };
