@@ -4,12 +4,13 @@
 #   make test       install deps, build, run unit tests (ASan/UBSan) and end-to-end tests
 #   make unit       unit tests only;  make e2e [E2E=pattern]  end-to-end tests only
 #   make bpf        BPF programs and their skeletons only (needs clang and bpftool)
+#   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each;  make fuzz-smoke  a minute in all
 
 CC      ?= cc
 V       ?= 0
 Q       := $(if $(filter 1,$(V)),,@)
 BUILD   := build
-PKGS    := libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf
+PKGS    := libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf re2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -23,6 +24,11 @@ LDLIBS  := $(PKG_LIBS) -lstdc++ -lpthread -lm
 LIB_SRCS := $(sort $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/jvm/*' ! -path 'src/main.c'))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets.o
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/san/assets.o
+# C++ only where a library has no C interface (util/re.cc: RE2), behind a C header.
+CXX_SRCS := $(sort $(shell find src -name '*.cc'))
+LIB_OBJS += $(CXX_SRCS:%.cc=$(BUILD)/obj/%.o)
+SAN_OBJS += $(CXX_SRCS:%.cc=$(BUILD)/san/%.o)
+CXXFLAGS_COMMON := -std=c++17 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter -Isrc $(PKG_CFLAGS)
 UI_FILES := $(sort $(wildcard src/ui/*.js src/ui/*.css src/ui/*.html))
 PROTO    := $(wildcard src/format/*.proto)
 PROTO_C  := $(PROTO:src/format/%.proto=$(BUILD)/gen/%.pb-c.c)
@@ -63,6 +69,16 @@ $(BUILD)/san/%.o: %.c $(PROTO_C)
 	@mkdir -p $(dir $@)
 	@echo "  CC-SAN  $<"
 	$(Q)$(CC) -O1 $(SAN) $(CFLAGS_COMMON) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	@echo "  CXX     $<"
+	$(Q)$(CXX) -O2 $(CXXFLAGS_COMMON) -MMD -MP -c -o $@ $<
+
+$(BUILD)/san/%.o: %.cc
+	@mkdir -p $(dir $@)
+	@echo "  CXX-SAN $<"
+	$(Q)$(CXX) -O1 $(SAN) $(CXXFLAGS_COMMON) -MMD -MP -c -o $@ $<
 
 # pprof and other protobuf schemas, compiled by protoc-c (kept: they are not intermediate)
 .SECONDARY: $(PROTO_C)
@@ -143,6 +159,8 @@ e2e: all
 test: all $(UNIT_BINS)
 	$(Q)./tests/run-all.sh $(UNIT_BINS)
 endif
+
+include fuzz/fuzz.mk
 
 # --one-file-system: never into what a tests/fresh/run.sh chroot (build/fresh) has mounted
 clean:

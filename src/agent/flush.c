@@ -1,6 +1,7 @@
 /* The flush stage: see flush.h. */
 #include "agent/flush.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -106,5 +107,7 @@ struct profile *flush__session(const struct flush_parts *parts, const struct flu
 	stacks__clear(parts->stacks);
 	runtime_set__release_retired(parts->runtimes);
 	proctab__reap(parts->procs, forget_proc, (void *)parts);
+	/* a session's process and stack state is freed here: give it back to the system */
+	malloc_trim(0);
 	return p;
 }

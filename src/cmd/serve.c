@@ -37,8 +37,13 @@ static void usage(FILE *f)
 		"                          serve HTTPS with this PEM certificate (chain) and key\n"
 		"  --max-body-bytes N      largest request body accepted (default %u)\n"
 		"  --threads N             HTTP worker threads (default 4)\n"
+		"  --client-connections N  connections one client address may hold (default %u;\n"
+		"                          raise it behind a proxy that funnels many clients)\n"
+		"  --query-timeout S       a query's store read stops after S seconds: 503\n"
+		"                          (default %d)\n"
 		"  -v, --verbose / -q, --quiet\n",
-		SERVER_DEFAULT_LISTEN, SERVER_DEFAULT_MAX_BODY);
+		SERVER_DEFAULT_LISTEN, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_CLIENT_CONNECTIONS,
+		SERVER_DEFAULT_QUERY_TIMEOUT_MS / 1000);
 }
 
 struct tokens {
@@ -139,6 +144,8 @@ int cmd_serve(int argc, char **argv)
 		{ "tls-key", required_argument, NULL, 'K' },
 		{ "max-body-bytes", required_argument, NULL, 'b' },
 		{ "threads", required_argument, NULL, 'j' },
+		{ "client-connections", required_argument, NULL, 'N' },
+		{ "query-timeout", required_argument, NULL, 'Q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -187,6 +194,16 @@ int cmd_serve(int argc, char **argv)
 			if (!parse_num(optarg, 64, &v) || !v)
 				goto bad;
 			opts.threads = (unsigned)v;
+			break;
+		case 'N':
+			if (!parse_num(optarg, 100000, &v) || !v)
+				goto bad;
+			opts.client_connections = (unsigned)v;
+			break;
+		case 'Q':
+			if (!parse_num(optarg, 86400, &v) || !v)
+				goto bad;
+			opts.query_timeout_ms = (int)v * 1000;
 			break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;

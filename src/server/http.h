@@ -128,6 +128,15 @@ void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
 void ingest__otlp(struct request *r, struct response *resp);
 
+/* Limits of a series, as Pyroscope's: label names per series, and the bytes of a name
+ * and a value; series in one Connect push. */
+#define INGEST_MAX_LABELS 30
+#define INGEST_MAX_LABEL_NAME 1024
+#define INGEST_MAX_LABEL_VALUE 2048
+#define INGEST_MAX_SERIES_PER_PUSH 1000
+
+/* Checks a label set against the limits above. Returns 0, or -E2BIG with a message. */
+int ingest__check_labels(const struct labels *l, char *err, size_t errlen);
 /* The one service-name rule of every ingest route (selector__valid_service: 1 to 256
  * characters of [A-Za-z0-9_.-/]). Returns true, or sets a 400 naming it and the rule. */
 bool ingest__check_service(struct response *resp, const char *name);
@@ -136,10 +145,9 @@ bool ingest__check_service(struct response *resp, const char *name);
 /* Checks that an uploaded time t (seconds) lies in [0, now + INGEST_MAX_FUTURE]. Returns
  * 0, or sets a 422 naming field and returns -ERANGE. */
 int ingest__check_time(struct response *resp, const char *field, int64_t t, int64_t now);
-/* Shared by the ingest handlers. Checks put's service, times and labels (valid UTF-8),
- * 400/422 as above,
- * stores it under the server's lock; on failure sets a 422/507/500 error and returns a
- * negative errno. */
+/* Shared by the ingest handlers. Checks put's service, times and labels (valid UTF-8,
+ * the limits above: 400/422 as above), stores it under the server's lock; on failure
+ * sets a 422/507/500 error and returns a negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
 /* One series of a parsed pprof: which sample type of the profile, the service it goes
  * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id

@@ -39,11 +39,39 @@ int ingest__check_time(struct response *resp, const char *field, int64_t t, int6
 	return -ERANGE;
 }
 
+int ingest__check_labels(const struct labels *l, char *err, size_t errlen)
+{
+	if (l->n > INGEST_MAX_LABELS) {
+		errmsg(err, errlen, "series has more than the limit of %d label names",
+		       INGEST_MAX_LABELS);
+		return -E2BIG;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		if (strlen(l->v[i].name) > INGEST_MAX_LABEL_NAME) {
+			errmsg(err, errlen, "label name '%.32s...' is longer than %d bytes",
+			       l->v[i].name, INGEST_MAX_LABEL_NAME);
+			return -E2BIG;
+		}
+		if (strlen(l->v[i].value) > INGEST_MAX_LABEL_VALUE) {
+			errmsg(err, errlen, "value of label '%.64s' is longer than %d bytes",
+			       l->v[i].name, INGEST_MAX_LABEL_VALUE);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put)
 {
 	char err[256];
 	int ret;
 
+	for (size_t i = 0; i < put->nr_series; i++) {
+		if (ingest__check_labels(&put->series[i], err, sizeof(err))) {
+			resp__error(resp, 400, "%s", err);
+			return -E2BIG;
+		}
+	}
 	if (!ingest__check_service(resp, put->service))
 		return -EINVAL;
 	if (ingest__check_time(resp, "from", put->from, req__now()) ||

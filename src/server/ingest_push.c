@@ -88,6 +88,12 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 			*name = l->value;
 		else if (strncmp(l->name, "__", 2))
 			labels__set(out, l->name, l->value);
+		if (out->n > INGEST_MAX_LABELS) {	/* before labels__set grows N^2 */
+			connect_error(resp, 400, "invalid_argument",
+				      "series %zu has more than %d label names", index,
+				      INGEST_MAX_LABELS);
+			return NULL;
+		}
 	}
 	if (!service || !selector__valid_service(service)) {
 		connect_error(resp, 400, "invalid_argument",
@@ -158,6 +164,13 @@ void ingest__push(struct request *r, struct response *resp)
 	req = push__v1__push_request__unpack(NULL, r->body.len, (const uint8_t *)r->body.buf);
 	if (!req) {
 		connect_error(resp, 400, "invalid_argument", "body is not a PushRequest");
+		return;
+	}
+	if (req->n_series > INGEST_MAX_SERIES_PER_PUSH) {
+		connect_error(resp, 400, "invalid_argument",
+			      "push has %zu series, more than the limit of %d", req->n_series,
+			      INGEST_MAX_SERIES_PER_PUSH);
+		push__v1__push_request__free_unpacked(req, NULL);
 		return;
 	}
 	for (size_t i = 0; i < req->n_series; i++)

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "server/selector.h"
+#include "util/hashmap.h"
+#include "util/strbuf.h"
 
 /* Labels that name one request, one span, one trace or one process run (the Go SDK's
  * __session_id__): kept off series, which would otherwise grow by one per span or per
@@ -16,14 +18,17 @@ static bool per_request(const char *key)
 	       !strcmp(key, "trace_id") || !strcmp(key, "pyroscope.profile.id");
 }
 
-static bool labels_equal(const struct labels *a, const struct labels *b)
+/* A sorted label set as one string, to find equal sets by hashing (comparing each new
+ * set with every earlier one was quadratic in the label sets of a push). */
+static void labels_key(struct strbuf *k, const struct labels *l)
 {
-	if (a->n != b->n)
-		return false;
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->v[i].name, b->v[i].name) || strcmp(a->v[i].value, b->v[i].value))
-			return false;
-	return true;
+	strbuf_reset(k);
+	for (size_t i = 0; i < l->n; i++) {
+		strbuf_addstr(k, l->v[i].name);
+		strbuf_addch(k, '\0');
+		strbuf_addstr(k, l->v[i].value);
+		strbuf_addch(k, '\0');
+	}
 }
 
 int ingest__series(const struct profile *p, const struct labels *base, struct labels **out,
@@ -32,6 +37,8 @@ int ingest__series(const struct profile *p, const struct labels *base, struct la
 	size_t nsets = profile__nr_labelsets(p), ns = profile__nr_stacks(p), nseries = 0;
 	uint32_t *of_set = xmalloc((nsets + 1) * sizeof(*of_set));
 	struct labels *series = xcalloc(nsets + 1, sizeof(*series));
+	struct hashmap *seen = hashmap__new();	/* labels_key -> series index + 1 */
+	struct strbuf key = STRBUF_INIT;
 
 	*stack_series = xcalloc(ns + 1, sizeof(**stack_series));
 	memset(of_set, 0xff, (nsets + 1) * sizeof(*of_set));
@@ -47,19 +54,25 @@ int ingest__series(const struct profile *p, const struct labels *base, struct la
 			for (size_t k = 0; base && k < base->n; k++)
 				if (!per_request(base->v[k].name))
 					labels__set(s, base->v[k].name, base->v[k].value);
-			for (size_t k = 0; k < nl; k++)	/* the push's own labels win */
+			/* the push's own labels win; past the limit of a series' labels
+			 * (which ingest__store then refuses) no more are gathered: labels__set
+			 * is linear, so gathering them all would be quadratic */
+			for (size_t k = 0; k < nl && s->n <= INGEST_MAX_LABELS; k++)
 				if (*l[k].value && !per_request(l[k].key) &&
 				    selector__valid_label_name(l[k].key) && !labels__get(s, l[k].key))
 					labels__set(s, l[k].key, l[k].value);
 			labels__sort(s);
 			/* two label sets may differ only in labels left out: one series */
-			size_t same = 0;
-			while (same < nseries && !labels_equal(&series[same], s))
-				same++;
-			if (same < nseries)
-				labels_release(s);
-			else
+			bool created;
+			labels_key(&key, s);
+			void **slot = hashmap__insert(seen, key.buf, key.len, &created);
+			size_t same = created ? nseries : (size_t)(uintptr_t)*slot - 1;
+			if (created) {
+				*slot = (void *)(uintptr_t)(nseries + 1);
 				nseries++;
+			} else {
+				labels_release(s);
+			}
 			of_set[set] = (uint32_t)same;
 		}
 		(*stack_series)[i] = of_set[set];
@@ -73,6 +86,8 @@ int ingest__series(const struct profile *p, const struct labels *base, struct la
 		nseries = 1;
 	}
 	free(of_set);
+	hashmap__free(seen);
+	strbuf_release(&key);
 	*out = series;
 	*n = nseries;
 	return 0;

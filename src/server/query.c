@@ -23,6 +23,13 @@
 /* The profile type a query names with `profile_type=name:type:unit:period_type:period_unit`
  * (none: the service's default). A service named without a type suffix is looked up as
  * the legacy name of that type ("app" and memory:alloc_space:... is "app.alloc_space"). */
+/* The status of a failed store read: 503 when it ran past its deadline (the client may
+ * narrow the query or retry), 500 otherwise. */
+static unsigned read_status(int ret)
+{
+	return ret == -ETIMEDOUT ? 503 : 500;
+}
+
 static int parse_profile_type(struct request *r, struct response *resp, struct store_query *q)
 {
 	const char *id = req__arg(r, "profile_type"), *dot, *t, *e, *suffix;
@@ -421,7 +428,7 @@ void query__render(struct request *r, struct response *resp)
 		meta = service_meta(r->srv, q.service);
 		pthread_mutex_unlock(&r->srv->lock);
 		if (ret) {
-			resp__error(resp, 500, "%s", err);
+			resp__error(resp, read_status(ret), "%s", err);
 		} else if (!strcmp(format, "html")) {
 			send_html(resp, p, NULL, text);
 		} else {
@@ -440,7 +447,7 @@ void query__render(struct request *r, struct response *resp)
 		pthread_mutex_unlock(&r->srv->lock);
 	}
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 		goto out;
 	}
 	json_object_set_new(meta, "format", json_string("single"));
@@ -492,7 +499,7 @@ void query__render_diff(struct request *r, struct response *resp)
 			ret = store__select(r->srv->store, &rq, rf, ru, rp, err, sizeof(err));
 		pthread_mutex_unlock(&r->srv->lock);
 		if (ret)
-			resp__error(resp, 500, "%s", err);
+			resp__error(resp, read_status(ret), "%s", err);
 		else
 			send_html(resp, lp, rp, "kiln diff: A = left, B = right");
 		profile__free(lp);
@@ -503,7 +510,7 @@ void query__render_diff(struct request *r, struct response *resp)
 				 req__arg(r, "rightQuery"), rf, ru, max_nodes, &fb, ticks, resp,
 				 err, sizeof(err));
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 		goto out;
 	}
 	pthread_mutex_lock(&r->srv->lock);
@@ -552,7 +559,7 @@ void query__labels(struct request *r, struct response *resp)
 	ret = store__label_names(r->srv->store, &q, from, until, &v, &n, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret)
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	else
 		send_strings(resp, "__name__", v, n);
 	store__free_strings(v, n);
@@ -575,25 +582,25 @@ void query__label_sets(struct request *r, struct response *resp)
 	store_query_init(&q);
 	if (parse_label_query(r, resp, &q, &from, &until))
 		goto out;
+	/* one pass over the series, "name\x1fvalue" sorted: a name's values are adjacent
+	 * (a name per label_values call was N^2 for a series of N labels, under the lock) */
 	pthread_mutex_lock(&r->srv->lock);
-	ret = store__label_names(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
-	for (size_t i = 0; !ret && i < n; i++) {
-		char **v = NULL;
-		size_t nv = 0;
+	ret = store__label_pairs(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
+	pthread_mutex_unlock(&r->srv->lock);
+	for (size_t i = 0; !ret && i < n;) {
+		size_t len = strcspn(names[i], "\x1f"), j = i;
 		json_t *a = json_array();
-		ret = store__label_values(r->srv->store, &q, names[i], from, until, &v, &nv, err,
-					  sizeof(err));
-		for (size_t j = 0; !ret && j < nv; j++) {
-			json_t *str = json_string(v[j]);
+		for (; j < n && !strncmp(names[j], names[i], len) && names[j][len] == '\x1f'; j++) {
+			json_t *str = json_string(names[j] + len + 1);
 			if (str)
 				json_array_append_new(a, str);
 		}
+		names[i][len] = 0;
 		json_object_set_new(out, names[i], a);	/* dropped when the name is not UTF-8 */
-		store__free_strings(v, nv);
+		i = j;
 	}
-	pthread_mutex_unlock(&r->srv->lock);
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	} else {
 		resp__json(resp, 200, out);
 		out = NULL;
@@ -636,7 +643,7 @@ void query__label_values(struct request *r, struct response *resp)
 	}
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret)
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	else
 		send_strings(resp, NULL, v, n);
 	store__free_strings(v, n);
@@ -655,7 +662,7 @@ void query__apps(struct request *r, struct response *resp)
 	ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret) {
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 		return;
 	}
 	json_t *a = json_array();
@@ -687,7 +694,7 @@ void query__series(struct request *r, struct response *resp)
 	ret = store__series(r->srv->store, &q, from, until, &ts, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	if (ret)
-		resp__error(resp, 500, "%s", err);
+		resp__error(resp, read_status(ret), "%s", err);
 	else
 		resp__json(resp, 200, timeline_json(&ts));
 	free(ts.samples);

@@ -319,7 +319,8 @@ static int add_series(struct server *srv, const struct store_query *tq, const st
 	int ret;
 
 	q.m = xcalloc(tq->n + extra->n + 1, sizeof(*q.m));
-	memcpy(q.m, tq->m, tq->n * sizeof(*q.m));
+	if (tq->n)	/* tq->m is NULL without matchers (found by fuzz_ingest) */
+		memcpy(q.m, tq->m, tq->n * sizeof(*q.m));
 	for (size_t i = 0; i < extra->n; i++)
 		q.m[q.n++] = (struct matcher){ .name = extra->v[i].name, .value = extra->v[i].value,
 					       .op = MATCH_EQ };
@@ -471,7 +472,8 @@ void query__connect_select_series(struct request *r, struct response *resp)
 			       "narrow the selector or group by fewer labels", MAX_GROUPS);
 		goto out;
 	}
-	qsort(gs.g, gs.n, sizeof(*gs.g), group_cmp);
+	if (gs.n)	/* qsort(NULL, 0) is undefined (found by fuzz_ingest) */
+		qsort(gs.g, gs.n, sizeof(*gs.g), group_cmp);
 	size_t nout = req->limit > 0 && (size_t)req->limit < gs.n ? (size_t)req->limit : gs.n;
 	Querier__V1__Series *series = xcalloc(nout + 1, sizeof(*series));
 	Querier__V1__Series **seriesp = xcalloc(nout + 1, sizeof(*seriesp));

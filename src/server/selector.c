@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "util/log.h"
+#include "util/re.h"
 #include "util/strbuf.h"
 
 #define MAX_SELECTOR_LEN 4096
@@ -99,16 +100,10 @@ static int add_matcher(struct store_query *q, struct strbuf *name, struct strbuf
 	q->m = xrealloc(q->m, (q->n + 1) * sizeof(*q->m));
 	m = &q->m[q->n];
 	m->op = op;
-	if (op == MATCH_RE || op == MATCH_NRE) {
-		struct strbuf re = STRBUF_INIT;
-		strbuf_addf(&re, "^(%s)$", value->buf);
-		int rc = regcomp(&m->re, re.buf, REG_EXTENDED | REG_NOSUB);
-		strbuf_release(&re);
-		if (rc) {
-			errmsg(err, errlen, "invalid regular expression '%s'", value->buf);
-			return -EINVAL;
-		}
-	}
+	m->re = NULL;
+	/* RE2, not regcomp: chained repetition is exponential there (util/re.h) */
+	if ((op == MATCH_RE || op == MATCH_NRE) && !(m->re = re__compile(value->buf, err, errlen)))
+		return -EINVAL;
 	m->name = xstrdup(name->buf);
 	m->value = xstrdup(value->buf);
 	q->n++;

@@ -11,8 +11,8 @@
 /* Parses `app.cpu{k=v,k2="v 2"}` (ingest: only '=', values quoted or not, trimmed) or
  * `app.cpu{k="v",x!="y",r=~"re.*",n!~"a|b"}` (query) into q, which must be initialized
  * and is released first. Service names are [A-Za-z0-9_.-/]+, label names
- * [A-Za-z_][A-Za-z0-9_.]*, and a label may appear once. Regular expressions are POSIX
- * extended, anchored at both ends. Returns 0, or -EINVAL with a message in err. */
+ * [A-Za-z_][A-Za-z0-9_.]*, and a label may appear once. Regular expressions are RE2's
+ * syntax (util/re.h: linear time, bounded memory), anchored at both ends. Returns 0, or -EINVAL with a message in err. */
 int selector__parse(struct store_query *q, const char *text, bool ingest, char *err,
 		    size_t errlen);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,14 @@
 #include "server/cache.h"
 #include "ui/assets.h"
 #include "util/log.h"
+
+/* Connections: one client (an address) holds at most opts.client_connections of them, so
+ * that idle or half-open connections from one host cannot take the server's whole budget
+ * (about 1,020 by default in libmicrohttpd) and lock everyone out; a connection silent
+ * for IDLE_TIMEOUT seconds is closed. The global limit leaves descriptors for the store. */
+#define CONNECTION_IDLE_TIMEOUT 15
+#define CONNECTIONS_MAX 8192
+#define FD_HEADROOM 256
 
 /* Rendered flamegraphs kept: a few views (ranges, filters, maxNodes) of a few users. */
 #define RENDER_CACHE_ENTRIES 32
@@ -457,10 +466,34 @@ static int tls__load(struct server *srv, struct MHD_OptionItem *opt, char *err, 
 	return 0;
 }
 
+/* Raises the file descriptor limit to its hard limit and returns how many connections
+ * fit below it with FD_HEADROOM descriptors to spare (at most CONNECTIONS_MAX). */
+static unsigned connection_budget(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1024 - FD_HEADROOM;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	n = rl.rlim_cur == RLIM_INFINITY ? CONNECTIONS_MAX + FD_HEADROOM : rl.rlim_cur;
+	if (n < 2 * FD_HEADROOM)
+		return (unsigned)(n / 2);
+	n -= FD_HEADROOM;
+	return n > CONNECTIONS_MAX ? CONNECTIONS_MAX : (unsigned)n;
+}
+
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen)
 {
 	struct server *srv = xcalloc(1, sizeof(*srv));
-	struct store_options so = { .retention_days = opts->retention_days };
+	struct store_options so = { .retention_days = opts->retention_days,
+				    .query_timeout_ms = opts->query_timeout_ms > 0
+							? opts->query_timeout_ms
+							: SERVER_DEFAULT_QUERY_TIMEOUT_MS };
 	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
@@ -482,6 +515,8 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	srv->lock_fd = -1;
 	strbuf_init(&srv->tls_cert, 0);
 	strbuf_init(&srv->tls_key, 0);
+	if (!srv->opts.client_connections)
+		srv->opts.client_connections = SERVER_DEFAULT_CLIENT_CONNECTIONS;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_mutex_init(&srv->stop_lock, NULL);
 	srv->cache = render_cache__new(RENDER_CACHE_ENTRIES, RENDER_CACHE_BYTES);
@@ -504,7 +539,9 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				    MHD_OPTION_THREAD_POOL_SIZE, srv->opts.threads,
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_TIMEOUT,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->opts.client_connections,
+				    MHD_OPTION_CONNECTION_LIMIT, connection_budget(),
 				    MHD_OPTION_ARRAY, tls,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {

@@ -38,11 +38,18 @@ struct server_options {
 	size_t max_body_bytes;		/* request body as sent (413 beyond) */
 	size_t max_decoded_bytes;	/* body after gzip decoding (413 beyond) */
 	unsigned threads;		/* HTTP worker threads */
+	int query_timeout_ms;		/* a store read stops after this long (503); 0: default */
+	unsigned client_connections;	/* connections per client address; 0: default */
 };
 
 #define SERVER_DEFAULT_LISTEN "127.0.0.1:4040"
 #define SERVER_DEFAULT_MAX_BODY (16u << 20)
 #define SERVER_DEFAULT_MAX_DECODED (256u << 20)
+/* Connections one client address may hold: idle ones from one host cannot lock out the
+ * others. A connection silent for 15 s is closed. */
+#define SERVER_DEFAULT_CLIENT_CONNECTIONS 64u
+/* A query reads the store (holding its lock) at most this long: 503 beyond. */
+#define SERVER_DEFAULT_QUERY_TIMEOUT_MS 10000
 
 struct server;
 

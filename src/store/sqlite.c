@@ -50,8 +50,48 @@ static const char migrate_v1[] =
 	"PRAGMA user_version = 1;"
 	"COMMIT;";
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void sq__read_begin(struct sqlite_store *s)
+{
+	int ms = s->base.opts.query_timeout_ms;
+
+	s->deadline_ns = ms > 0 ? mono_ns() + (int64_t)ms * 1000000 : 0;
+}
+
+void sq__read_end(struct sqlite_store *s)
+{
+	s->deadline_ns = 0;
+}
+
+bool sq__read_expired(const struct sqlite_store *s)
+{
+	return s->deadline_ns && mono_ns() > s->deadline_ns;
+}
+
+int sq__read_timeout(struct sqlite_store *s, char *err, size_t errlen)
+{
+	errmsg(err, errlen, "query stopped after its deadline of %d ms in '%s': narrow the "
+	       "time range or the selector", s->base.opts.query_timeout_ms, s->path);
+	return -ETIMEDOUT;
+}
+
+/* sqlite3_progress_handler: a non-zero return interrupts the statement. */
+static int progress(void *arg)
+{
+	return sq__read_expired(arg);
+}
+
 int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_t errlen)
 {
+	if (rc == SQLITE_INTERRUPT)
+		return sq__read_timeout(s, err, errlen);
 	errmsg(err, errlen, "failed to %s in '%s': %s", what, s->path, sqlite3_errmsg(s->db));
 	return rc == SQLITE_FULL ? -ENOSPC : rc == SQLITE_BUSY ? -EBUSY : -EIO;
 }
@@ -81,10 +121,12 @@ static void labels_from_key(struct labels *l, const char *key)
 		rs = strchr(us, '\x1e');
 		if (!rs)
 			break;
-		char *name = xstrndup(key, (size_t)(us - key)), *value = xstrndup(us + 1, (size_t)(rs - us - 1));
-		labels__set(l, name, value);
-		free(name);
-		free(value);
+		/* appended: a key is sorted with unique names (labels__set would be N^2) */
+		if (!(l->n & (l->n + 1)) || !l->n)
+			l->v = xrealloc(l->v, (2 * l->n + 2) * sizeof(*l->v));
+		l->v[l->n].name = xstrndup(key, (size_t)(us - key));
+		l->v[l->n].value = xstrndup(us + 1, (size_t)(rs - us - 1));
+		l->n++;
 		key = rs + 1;
 	}
 }
@@ -371,6 +413,7 @@ static struct store *sq_open(const char *path, const struct store_options *opts,
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	sqlite3_progress_handler(s->db, 1000, progress, s);
 	/* auto_vacuum must be set before the first table is created. */
 	if (exec(s, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
 		 " PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"

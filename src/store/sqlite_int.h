@@ -34,6 +34,16 @@
 
 #define NR_LEVELS 3
 
+struct sqlite_store;
+
+/* Starts a read's deadline (opts.query_timeout_ms; none when 0) and ends it. */
+void sq__read_begin(struct sqlite_store *s);
+void sq__read_end(struct sqlite_store *s);
+/* True when the read in progress is past its deadline. */
+bool sq__read_expired(const struct sqlite_store *s);
+/* The -ETIMEDOUT of an expired read, with its message. */
+int sq__read_timeout(struct sqlite_store *s, char *err, size_t errlen);
+
 struct sq_service {
 	int64_t id;
 	char *name, *units, *spy_name;
@@ -76,6 +86,7 @@ struct sqlite_store {
 	sqlite3_stmt *ins_frame, *ins_stack, *ins_series, *upd_series, *get_row, *put_row;
 	sqlite3_stmt *upsert_service;
 
+	int64_t deadline_ns;		/* CLOCK_MONOTONIC; 0: no read in progress */
 	int64_t done_until[NR_LEVELS];	/* [1], [2]: rollups complete below; 0 = none yet */
 	int64_t max_bucket;		/* newest raw bucket stored */
 };

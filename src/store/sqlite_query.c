@@ -177,6 +177,7 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 	wanted = match_series(s, svc, q, from, until, &max_id);
 	a->nr_nodes = s->nr_nodes;
 	a->counts = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*a->counts));
+	sq__read_begin(s);
 	for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
 		sqlite3_bind_int(rows, 1, r[i].level);
 		sqlite3_bind_int64(rows, 2, svc->id);
@@ -189,9 +190,14 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 			if (rows__each(sqlite3_column_blob(rows, 1),
 				       (size_t)sqlite3_column_bytes(rows, 1), acc_one, a))
 				a->bad = 1;
+			if (sq__read_expired(s)) {	/* decoding rows is most of the work */
+				rc = SQLITE_INTERRUPT;
+				break;
+			}
 		}
 		sqlite3_reset(rows);
 	}
+	sq__read_end(s);
 	sqlite3_finalize(rows);
 	free(wanted);
 	if (rc != SQLITE_DONE)
@@ -373,6 +379,7 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 	wanted = match_series(s, svc, q, out->start, until, &max_id);
 	/* The chosen level below its watermark, finer levels above it. */
 	rc = SQLITE_DONE;
+	sq__read_begin(s);
 	for (int64_t lo = out->start; level >= 0 && rc == SQLITE_DONE; level--) {
 		int64_t hi = level ? s->done_until[level] : until;
 		if (hi > until)
@@ -394,6 +401,7 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 		sqlite3_reset(rows);
 		lo = hi;
 	}
+	sq__read_end(s);
 	sqlite3_finalize(rows);
 	free(wanted);
 	if (rc != SQLITE_DONE) {
@@ -423,11 +431,13 @@ static void collect(struct hashmap *set, char ***out, size_t *n)
 	hashmap__free(set);
 }
 
+/* names: label names; name set: its values; pairs: "name\x1fvalue" of every label. */
 static int labels_common(struct sqlite_store *s, const struct store_query *q, const char *name,
-			 int64_t from, int64_t until, char ***out, size_t *n)
+			 bool pairs, int64_t from, int64_t until, char ***out, size_t *n)
 {
 	const struct sq_service *svc = q->service ? sq__find_service(s, q->service) : NULL;
 	struct hashmap *set = hashmap__new();
+	struct strbuf pair = STRBUF_INIT;
 
 	for (size_t i = 0; i < s->nr_series; i++) {
 		const struct sq_series *v = &s->series[i];
@@ -438,10 +448,17 @@ static int labels_common(struct sqlite_store *s, const struct store_query *q, co
 		for (size_t j = 0; j < v->labels.n; j++) {
 			const char *k = name ? (strcmp(v->labels.v[j].name, name) ? NULL
 						: v->labels.v[j].value) : v->labels.v[j].name;
+			if (pairs) {
+				strbuf_reset(&pair);
+				strbuf_addf(&pair, "%s\x1f%s", v->labels.v[j].name,
+					    v->labels.v[j].value);
+				k = pair.buf;
+			}
 			if (k)
 				hashmap__insert(set, k, strlen(k), NULL);
 		}
 	}
+	strbuf_release(&pair);
 	collect(set, out, n);
 	return 0;
 }
@@ -449,14 +466,14 @@ static int labels_common(struct sqlite_store *s, const struct store_query *q, co
 int sq__label_names(struct store *st, const struct store_query *q, int64_t from, int64_t until,
 		    char ***out, size_t *n, char *err, size_t errlen)
 {
-	return labels_common((struct sqlite_store *)st, q, NULL, from, until, out, n);
+	return labels_common((struct sqlite_store *)st, q, NULL, false, from, until, out, n);
 }
 
 int sq__label_values(struct store *st, const struct store_query *q, const char *name,
 		     int64_t from, int64_t until, char ***out, size_t *n, char *err,
 		     size_t errlen)
 {
-	return labels_common((struct sqlite_store *)st, q, name, from, until, out, n);
+	return labels_common((struct sqlite_store *)st, q, name, !name, from, until, out, n);
 }
 
 static int service_cmp(const void *a, const void *b)

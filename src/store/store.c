@@ -12,6 +12,7 @@
 #include "store/sqlite.h"
 
 #include "util/log.h"
+#include "util/re.h"
 #include "util/strbuf.h"
 
 void labels_init(struct labels *l)
@@ -74,8 +75,7 @@ void store_query_release(struct store_query *q)
 	for (size_t i = 0; i < q->n; i++) {
 		free(q->m[i].name);
 		free(q->m[i].value);
-		if (q->m[i].op == MATCH_RE || q->m[i].op == MATCH_NRE)
-			regfree(&q->m[i].re);
+		re__free(q->m[i].re);
 	}
 	free(q->m);
 	free(q->service);
@@ -100,10 +100,10 @@ bool store_query__matches(const struct store_query *q, const struct labels *l)
 			hit = strcmp(v, m->value) != 0;
 			break;
 		case MATCH_RE:
-			hit = !regexec(&m->re, v, 0, NULL, 0);
+			hit = re__full_match(m->re, v);
 			break;
 		default:
-			hit = regexec(&m->re, v, 0, NULL, 0) != 0;
+			hit = !re__full_match(m->re, v);
 			break;
 		}
 		if (!hit)
@@ -267,6 +267,12 @@ int store__label_names(struct store *s, const struct store_query *q, int64_t fro
 		       int64_t until, char ***out, size_t *n, char *err, size_t errlen)
 {
 	return s->ops->label_names(s, q, from, until, out, n, err, errlen);
+}
+
+int store__label_pairs(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, char ***out, size_t *n, char *err, size_t errlen)
+{
+	return s->ops->label_values(s, q, NULL, from, until, out, n, err, errlen);
 }
 
 int store__label_values(struct store *s, const struct store_query *q, const char *name,

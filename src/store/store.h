@@ -28,7 +28,6 @@
 #ifndef KILN_STORE_STORE_H
 #define KILN_STORE_STORE_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,7 +62,7 @@ struct matcher {
 	char *name;
 	char *value;
 	enum match_op op;
-	regex_t re;		/* compiled for MATCH_RE / MATCH_NRE (anchored) */
+	struct re *re;		/* compiled for MATCH_RE / MATCH_NRE (util/re.h), else NULL */
 };
 
 /* A query: a service and label matchers, as parsed from `app.cpu{host="a",x!~"b.*"}`
@@ -152,6 +151,9 @@ struct store_options {
 	/* Data older than this many days may be removed by store__retain (how, and whether
 	 * coarser data is kept longer, is the backend's: see its header). 0: keep forever. */
 	int retention_days;
+	/* A read (select, select_tree, series) still running after this many milliseconds
+	 * stops and fails with -ETIMEDOUT and a message; writes are never stopped. 0: none. */
+	int query_timeout_ms;
 };
 
 struct store;
@@ -239,6 +241,12 @@ int store__label_names(struct store *s, const struct store_query *q, int64_t fro
 int store__label_values(struct store *s, const struct store_query *q, const char *name,
 			int64_t from, int64_t until, char ***out, size_t *n, char *err,
 			size_t errlen);
+/* Every label of q's matching series seen in [from, until) as "name\x1fvalue", sorted
+ * and unique (so grouped by name), in one pass over the series: the work is linear in
+ * the labels stored, whatever their number per series. Freed as above. (A backend's
+ * label_values op gives these pairs when called with a NULL name.) */
+int store__label_pairs(struct store *s, const struct store_query *q, int64_t from,
+		       int64_t until, char ***out, size_t *n, char *err, size_t errlen);
 void store__free_strings(char **v, size_t n);
 /* Lists every service, sorted by name (free with store__free_services). */
 int store__services(struct store *s, struct store_service **out, size_t *n, char *err,

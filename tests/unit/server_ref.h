@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "store/store.h"
+#include "util/re.h"
 
 /* The length of the match of the extended regular expression re anchored at p, or -1. */
 static inline long ref_token(const char *p, const char *re)
@@ -103,13 +104,13 @@ static inline bool ref_selector(const char *text, bool ingest, char *service, si
 			for (size_t i = 0; i < *n; i++)
 				if (!strcmp(m[i].name, x->name))
 					return false;
+			/* a selector's expression is valid when its engine, RE2, takes it */
 			if (x->op == MATCH_RE || x->op == MATCH_NRE) {
-				char re[600];
-				regex_t r;
-				snprintf(re, sizeof(re), "^(%s)$", x->value);
-				if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB))
+				char rerr[128];
+				struct re *r = re__compile(x->value, rerr, sizeof(rerr));
+				if (!r)
 					return false;
-				regfree(&r);
+				re__free(r);
 			}
 			(*n)++;
 			p += ref_token(p, ws);

@@ -500,6 +500,94 @@ static void test_migrate_v0(void **state)
 	strbuf_release(&path), strbuf_release(&a), strbuf_release(&b), strbuf_release(&sql);
 }
 
+/* A read past its deadline stops with -ETIMEDOUT and a message, and the store still
+ * answers the next read in full; a write is never stopped. The read decodes 300 raw rows
+ * (one hour not rolled up yet) of 5,000 stacks each against a 1 ms deadline: its time
+ * without one is printed, tens of times longer under ASan. */
+static void test_query_deadline(void **state)
+{
+	const int64_t hour = 1699999200;	/* a multiple of 3600 */
+	struct store_options so = { .query_timeout_ms = 1 };
+	struct strbuf text = STRBUF_INIT;
+	struct timespec t0, t1;
+	struct store_query q;
+	struct profile *p;
+	struct store *s;
+	char err[256];
+	int ret;
+
+	for (int i = 0; i < 5000; i++)
+		strbuf_addf(&text, "main;f%d;g%d 3\n", i, i);
+	s = store__open(dir, &so, err, sizeof(err));
+	assert_non_null(s);
+	for (int i = 0; i < 300; i++)
+		put_col(s, i % 2 ? "a" : "b", hour + 10 * i, text.buf);
+	query(&q, "svc", NULL);
+	p = profile__new();
+	ret = store__select(s, &q, hour, hour + 3000, p, err, sizeof(err));
+	assert_int_equal(ret, -ETIMEDOUT);
+	assert_non_null(strstr(err, "deadline of 1 ms"));
+	profile__free(p);
+	store__close(s);
+	s = open_store();	/* no deadline: the whole answer */
+	p = profile__new();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(store__select(s, &q, hour, hour + 3000, p, err, sizeof(err)), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "the read without a deadline took %.1f ms\n",
+		(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	assert_int_equal(count_of(p, "main;f7;g7"), 3 * 300);
+	profile__free(p);
+	store_query_release(&q);
+	store__close(s);
+	strbuf_release(&text);
+}
+
+/* Every name=value pair of the matching series in one pass, sorted, grouped by name;
+ * and a series key of many labels read back whole (the key is parsed by appending). */
+static void test_label_pairs(void **state)
+{
+	static const char *const want[] = { "host\x1f" "a", "host\x1f" "b", "k\x1f" "v" };
+	struct store *s = open_store();
+	struct store_query q;
+	struct labels l;
+	char err[256], **v = NULL;
+	size_t n = 0;
+
+	put_col(s, "a", 1700000000, "main;x 1\n");
+	put_col(s, "b", 1700000000, "main;x 1\n");
+	put_col(s, "a", 1700000010, "main;x 1\n");	/* the same series again */
+	labels_init(&l);
+	labels__set(&l, "host", "a");
+	labels__set(&l, "k", "v");
+	labels__sort(&l);
+	struct profile *p = profile__new();
+	assert_int_equal(col__parse(p, "main;y 2\n", 9, err, sizeof(err)), 0);
+	struct store_put put = { .service = "svc", .from = 1700000000, .until = 1700000060,
+				 .profile = p, .series = &l, .nr_series = 1 };
+	assert_int_equal(store__put(s, &put, err, sizeof(err)), 0);
+	profile__free(p);
+	labels_release(&l);
+	query(&q, "svc", NULL);
+	assert_int_equal(store__label_pairs(s, &q, 0, 1800000000, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(v[i], want[i]);
+	store__free_strings(v, n);
+	store_query_release(&q);
+	store__close(s);
+	/* reopened: the series keys are parsed again */
+	s = open_store();
+	query(&q, "svc", "a");
+	assert_int_equal(store__label_pairs(s, &q, 0, 1800000000, &v, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);	/* host=a (with and without k) */
+	assert_string_equal(v[0], "host\x1f" "a");
+	assert_string_equal(v[1], "k\x1f" "v");
+	store__free_strings(v, n);
+	store_query_release(&q);
+	store__close(s);
+}
+
 static int setup(void **state)
 {
 	memcpy(dir, "/tmp/kiln-test-store.XXXXXX", sizeof(dir));
@@ -524,6 +612,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_by_scheme, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v0, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_query_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_label_pairs, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
