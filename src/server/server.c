@@ -359,30 +359,42 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 /* Runs the store's maintenance (rollups of closed periods, retention) at start and every
  * hour until the server stops. */
+/* One pass of the store's maintenance: retention and rollups (store__retain). */
+static void maintain(struct server *srv)
+{
+	char err[256];
+
+	pthread_mutex_lock(&srv->lock);
+	int64_t before = srv->opts.retention_days > 0
+			 ? req__now() - (int64_t)srv->opts.retention_days * 86400 : 0;
+	int n = store__retain(srv->store, before, err, sizeof(err));
+	pthread_mutex_unlock(&srv->lock);
+	if (n < 0)
+		log_error("%s", err);
+	else if (n)
+		log_info("retention: deleted %d sample rows", n);
+}
+
+/* Maintenance every hour after the one server__start ran before serving (so that a
+ * first pass cannot land between two queries of a new server's first client, changing
+ * the store's generation under them). */
 static void *retention_loop(void *arg)
 {
 	struct server *srv = arg;
-	char err[256];
 
 	pthread_mutex_lock(&srv->stop_lock);
 	while (!srv->stopping) {
-		pthread_mutex_unlock(&srv->stop_lock);
-		pthread_mutex_lock(&srv->lock);
-		int64_t before = srv->opts.retention_days > 0
-				 ? req__now() - (int64_t)srv->opts.retention_days * 86400 : 0;
-		int n = store__retain(srv->store, before, err, sizeof(err));
-		pthread_mutex_unlock(&srv->lock);
-		if (n < 0)
-			log_error("%s", err);
-		else if (n)
-			log_info("retention: deleted %d sample rows", n);
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 3600;
-		pthread_mutex_lock(&srv->stop_lock);
 		while (!srv->stopping &&
 		       pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &until) != ETIMEDOUT)
 			;
+		if (srv->stopping)
+			break;
+		pthread_mutex_unlock(&srv->stop_lock);
+		maintain(srv);
+		pthread_mutex_lock(&srv->stop_lock);
 	}
 	pthread_mutex_unlock(&srv->stop_lock);
 	return NULL;
@@ -531,6 +543,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	    auth__lock_store(opts->data_dir ? opts->data_dir : "kiln-data", &srv->lock_fd, err,
 			     errlen))
 		goto fail;
+	maintain(srv);
 	/* no MHD_OPTION_LISTENING_ADDRESS_REUSE: a second server on the port must fail */
 	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 				    (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
