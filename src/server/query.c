@@ -175,6 +175,8 @@ static int parse_label_query(struct request *r, struct response *resp, struct st
 		return -EINVAL;
 	if (!req__arg(r, "from"))
 		*from = 0;
+	if (!req__arg(r, "until"))
+		*until += 1;	/* a series first seen this second is listed too */
 	return 0;
 }
 

@@ -12,7 +12,7 @@ command -v python3 > /dev/null || skip "python3 is not installed"
 curl -s -m 5 --interface 127.0.0.2 -o /dev/null http://127.0.0.1:1/ 2>&1; [ $? = 45 ] &&
 	skip "cannot bind 127.0.0.2 for the second client"
 
-start_server "$T/data" --token secret
+start_server "$T/data" --token secret --read-token "$READ_TOKEN"
 port=${URL#http://127.0.0.1:}
 port=${port%/}
 python3 - "$port" "$T" <<'PY' &
@@ -60,7 +60,7 @@ c2 -f "${URL}healthz" | grep -q ok || fail "health check of a second client fail
 printf 'main;work 9\n' | c2 -f -X POST --data-binary @- \
 	"${URL}ingest?name=conn.cpu&from=now-10s&until=now&key=secret" > /dev/null ||
 	fail "upload of a second client failed during the attack"
-c2 -f "${URL}pyroscope/render?query=conn.cpu%7B%7D&from=now-1h&until=now" | grep -q '"numTicks":9' ||
+c2 -f -H "$READ_AUTH" "${URL}pyroscope/render?query=conn.cpu%7B%7D&from=now-1h&until=now" | grep -q '"numTicks":9' ||
 	fail "render of a second client failed during the attack"
 wait "$attacker"
 left=$(cat "$T/attack.left" 2>/dev/null)

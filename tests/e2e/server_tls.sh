@@ -39,11 +39,18 @@ curl -sf --cacert "$T/cert.pem" -H 'Authorization: Bearer r-tls' \
 
 [ "$(id -u)" -eq 0 ] || pass "served over TLS (the agent part needs root)"
 rec() {	# rec NAME ARGS...: one 1 s session uploaded to the server
-	local name=$1
+	local name=$1 rc
 	shift
+	# something to sample: an idle machine gives cpu-clock nothing, and an empty session
+	# would prove nothing about delivery
+	( while :; do :; done ) &
+	local busy=$!
 	"$KILN" record -d 1 -f 49 --no-flamegraph -o "$T/out-$name" --spool-dir "$T/spool-$name" \
 		--python-mode disabled -u --server-host "$URL" --token w-tls --service-name "$name" "$@" \
 		> "$T/rec-$name.log" 2>&1
+	rc=$?
+	kill "$busy"
+	return $rc
 }
 ticks() {
 	curl -sf --cacert "$T/cert.pem" -H 'Authorization: Bearer r-tls' \
