@@ -120,3 +120,45 @@ ch_stop() {
 ch_restart() {
 	ch_launch "$1"
 }
+
+# ch_kiln NAME ARGS...: starts `kiln serve ARGS` on a free loopback port; sets KURL_<NAME>
+# (ending in /) and KPID_<NAME>, output in $T/kiln-NAME.{out,err}.
+ch_kiln() {
+	local name=$1 url pid
+	shift
+	"$KILN" serve --listen 127.0.0.1:0 "$@" > "$T/kiln-$name.out" 2> "$T/kiln-$name.err" &
+	pid=$!
+	reap "$pid"
+	eval "KPID_$name=$pid"
+	for _ in $(seq 150); do
+		url=$(grep -o 'http://[^ ]*' "$T/kiln-$name.out" 2>/dev/null)
+		if [ -n "$url" ]; then
+			eval "KURL_$name=$url"
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$T/kiln-$name.err"
+	fail "kiln server $name did not start"
+}
+
+# ch_cluster A B: starts ClickHouse servers A and B as the two shards of cluster "kiln"
+# and sets CH_CLUSTER_URL, the location of a kiln store on it (database $3, default kiln).
+ch_cluster() {
+	ch_prepare "$1"
+	ch_prepare "$2"
+	local pa pb
+	pa=127.0.0.1:$(cat "$T/ch-$1/tcp_port")
+	pb=127.0.0.1:$(cat "$T/ch-$2/tcp_port")
+	ch_start "$1" "$pa" "$pb"
+	ch_start "$2" "$pa" "$pb"
+	CH_CLUSTER_URL="clickhouse://127.0.0.1:$(cat "$T/ch-$1/http_port"),127.0.0.1:$(cat "$T/ch-$2/http_port")/${3:-kiln}?cluster=kiln"
+}
+
+# ch_upload_pyroscope URL NAME FROM UNTIL < FOLDED: a Pyroscope /ingest of folded stacks.
+# Prints the HTTP status.
+ch_upload_pyroscope() {
+	curl -s -o "$T/ingest.reply" -w '%{http_code}' -X POST --data-binary @- \
+		"${1}ingest?name=$2&from=$3&until=$4&spyName=ebpfspy&sampleRate=99"
+}

@@ -316,7 +316,7 @@ int ch__select(struct store *st, const struct store_query *q, int64_t from, int6
 {
 	struct ch_store *s = (struct ch_store *)st;
 	struct matched m;
-	struct counts c;
+	struct counts c = { NULL, NULL, 0 };
 	uint32_t *frames = xmalloc(STORE_MAX_DEPTH * sizeof(*frames));
 	struct idmap *pmap = idmap__new();
 	int ret = collect(s, q, from, until, &m, &c, err, errlen);
@@ -361,7 +361,7 @@ int ch__select_tree(struct store *st, const struct store_query *q, int64_t from,
 	uint32_t *name_off = NULL;
 	size_t alloc = 0, alloc_names = 0;
 	struct matched m;
-	struct counts c;
+	struct counts c = { NULL, NULL, 0 };
 	int ret = collect(s, q, from, until, &m, &c, err, errlen);
 
 	for (size_t i = 0; !ret && i <= c.n; i++) {
