@@ -386,6 +386,8 @@ static int request_one(struct ch_store *s, size_t h, const char *sql, const stru
 		    s->loc.database);
 	/* wait_end_of_query: an error after the first rows is a status, not a torn answer */
 	strbuf_addstr(&url, "&enable_http_compression=1&wait_end_of_query=1");
+	/* id lists of a fleet's series and stacks are longer than the default 256 KiB */
+	strbuf_addstr(&url, "&max_query_size=16777216");
 	if (body) {
 		q = curl_easy_escape(c, sql, 0);
 		strbuf_addf(&url, "&insert_distributed_sync=1&query=%s", q);

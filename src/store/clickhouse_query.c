@@ -198,8 +198,8 @@ static int fetch(struct ch_store *s, bool stacks, const uint64_t *ids, size_t n,
 	struct hashmap *cache = stacks ? s->stacks : s->frames;
 	int ret = 0;
 
-	for (size_t start = 0; !ret && start < n; start += 20000) {
-		size_t end = start + 20000 < n ? start + 20000 : n;
+	for (size_t start = 0; !ret && start < n; start += 10000) {
+		size_t end = start + 10000 < n ? start + 10000 : n;
 		strbuf_reset(&sql);
 		strbuf_reset(&ans);
 		strbuf_addf(&sql, "SELECT id, any(%s) FROM %s WHERE id IN (", stacks ? "frames" : "name",
