@@ -370,6 +370,20 @@ void ch__http_close(struct ch_store *s)
 	s->curl = NULL;
 }
 
+/* True for ClickHouse's error codes that say "later": a shard unreachable (210 network
+ * error, 279 all connection tries failed, 209 socket timeout), a timeout (159), too many
+ * queries (202) or parts (252). */
+static bool transient(const char *msg)
+{
+	static const char *const codes[] = { "Code: 159,", "Code: 202,", "Code: 209,",
+					     "Code: 210,", "Code: 252,", "Code: 279," };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (!strncmp(msg, codes[i], strlen(codes[i])))
+			return true;
+	return false;
+}
+
 /* One attempt on host h. Returns 0, -EAGAIN (not reachable) or -EIO. */
 static int request_one(struct ch_store *s, size_t h, const char *sql, const struct strbuf *body,
 		       struct strbuf *out, const char *what, char *err, size_t errlen)
@@ -437,8 +451,9 @@ static int request_one(struct ch_store *s, size_t h, const char *sql, const stru
 		errmsg(err, errlen, "failed to %s on clickhouse '%s': HTTP %ld: %.*s%s", what,
 		       s->loc.hosts[h], status, (int)(n > 300 ? 300 : n), msg->buf,
 		       strstr(msg->buf, "for clickhouse-client") ? " (give the HTTP port, 8123)" : "");
-		/* 503: overloaded or shutting down, the same as unreachable for the caller */
-		ret = status == 503 ? -EAGAIN : -EIO;
+		/* 503 (overloaded, shutting down) and the errors of a shard that is down or
+		 * busy are the same as unreachable for the caller: try again later */
+		ret = status == 503 || transient(msg->buf) ? -EAGAIN : -EIO;
 	}
 	curl_slist_free_all(hdr);
 	curl_free(q);

@@ -65,4 +65,22 @@ while read -r i code; do
 	grep -qx "main;u$i 1" "$T/all.col" || { echo "upload $i (acknowledged) is missing"; missing=$((missing + 1)); }
 done < "$T/codes"
 [ "$missing" = 0 ] || fail "$missing acknowledged uploads were lost"
-pass "$ok acknowledged uploads all kept across a SIGKILL of ClickHouse; $down got 503 while it was down"
+
+# a cluster with one shard down: uploads through the other shard's Distributed table get
+# 503 too (the shard's error is a "later"), and work again when it is back
+ch_cluster s1 s2
+ch_kiln c --storage "$CH_CLUSTER_URL"
+push() {	# push HOST: one upload of three series, so that both shards get rows
+	for h in a b c; do
+		printf 'main;c 1\n' | ch_upload_pyroscope "$KURL_c" "clu.cpu%7Bhost%3D%22$1$h%22%7D" $((now - 30)) $now
+		echo
+	done
+}
+[ "$(push x | sort -u)" = 200 ] || fail "cluster uploads refused with both shards up"
+ch_stop s2
+got=$(push y | sort -u | tr '\n' ' ')
+case $got in *503*) ;; *) fail "with a shard down uploads got $got" ;; esac
+case $got in *500*) fail "with a shard down an upload got 500: $(cat "$T/ingest.reply")" ;; esac
+ch_restart s2
+[ "$(push z | sort -u)" = 200 ] || fail "cluster uploads refused after the shard came back"
+pass "$ok acknowledged uploads all kept across a SIGKILL of ClickHouse; $down got 503 while it was down; a shard down is a 503 too"
