@@ -2,7 +2,8 @@
  * options, credentials, refusals), the content hashes that let two kiln servers agree
  * (pinned values: a change would split one database's ids in two), RowBinary written and
  * read back byte for byte against ClickHouse's format, string quoting, and gzip bodies
- * that zlib inflates to the input. The servers themselves: tests/e2e/clickhouse_*.sh. */
+ * that zlib inflates to the input, and every call failing with -EAGAIN when ClickHouse
+ * is not there. The servers themselves: tests/e2e/clickhouse_*.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "profile/profile.h"
 #include "store/clickhouse_int.h"
 
 static void test_location(void **state)
@@ -185,6 +187,43 @@ static void test_quote_gzip(void **state)
 	strbuf_release(&gz);
 }
 
+/* store__open dispatches clickhouse:// here; a ClickHouse that is not there is no reason
+ * to fail at start, but every call says it is unavailable with -EAGAIN (the server's 503). */
+static void test_down(void **state)
+{
+	struct store_query q;
+	struct profile *p = profile__new(), *out = profile__new();
+	struct labels l;
+	char err[256];
+	struct store *s;
+
+	(void)state;
+	err[0] = 0;
+	assert_null(store__open("clickhouse://127.0.0.1:1", NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "no database"));
+	s = store__open("CLICKHOUSE://127.0.0.1:1/kiln", NULL, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(store__resolution(s), 10);
+	labels_init(&l);
+	const char *frames[] = { "main", "work" };
+	profile__add_names(p, frames, 2, 3);
+	struct store_put put = { .service = "app.cpu", .from = 1000, .until = 1010, .profile = p,
+				 .series = &l, .nr_series = 1 };
+	assert_int_equal(store__put(s, &put, err, sizeof(err)), -EAGAIN);
+	assert_non_null(strstr(err, "clickhouse '127.0.0.1:1' is unavailable"));
+	store_query_init(&q);
+	q.service = strdup("app.cpu");
+	assert_int_equal(store__select(s, &q, 0, 2000, out, err, sizeof(err)), -EAGAIN);
+	assert_int_equal(profile__nr_stacks(out), 0);
+	/* bad input is refused before any request */
+	put.until = 999;
+	assert_int_equal(store__put(s, &put, err, sizeof(err)), -EINVAL);
+	store_query_release(&q);
+	store__close(s);
+	profile__free(p);
+	profile__free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_labels_key),
 		cmocka_unit_test(test_rowbinary),
 		cmocka_unit_test(test_quote_gzip),
+		cmocka_unit_test(test_down),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
