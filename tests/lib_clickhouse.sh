@@ -6,6 +6,8 @@
 #                                     port). With peers ("127.0.0.1:TCP_PORT" each, the
 #                                     server itself included), remote_servers gets a
 #                                     cluster "kiln" of one shard per peer.
+#                                     With CH_TLS=1 it serves HTTPS too, on the port in
+#                                     $T/ch-NAME/https_port, certificate $T/ch-NAME/cert.pem.
 #   ch_query NAME SQL                 runs SQL over NAME's HTTP port, prints the answer
 #   ch_stop NAME / ch_restart NAME    stops (SIGKILL with KILL=1) / starts it again
 #   ch_free_port                      prints a free loopback TCP port
@@ -39,6 +41,15 @@ ch_config() {
 		echo "  <mark_cache_size>268435456</mark_cache_size>"
 		echo "  <max_concurrent_queries>100</max_concurrent_queries>"
 		echo "  <timezone>UTC</timezone>"
+		if [ -n "${CH_TLS:-}" ]; then	# HTTPS too, with a self-signed certificate for 127.0.0.1
+			openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+				-addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" \
+				-out "$dir/cert.pem" > /dev/null 2>&1 || fail "openssl cannot make a certificate"
+			echo "  <https_port>$(cat "$dir/https_port")</https_port>"
+			echo "  <openSSL><server><certificateFile>$dir/cert.pem</certificateFile>"
+			echo "    <privateKeyFile>$dir/key.pem</privateKeyFile><verificationMode>none</verificationMode>"
+			echo "    <loadDefaultCAFile>false</loadDefaultCAFile></server></openSSL>"
+		fi
 		if [ $# -gt 0 ]; then
 			echo "  <remote_servers><kiln>"
 			for peer in "$@"; do
@@ -86,6 +97,7 @@ ch_prepare() {
 	mkdir -p "$dir"
 	ch_free_port > "$dir/http_port"
 	ch_free_port > "$dir/tcp_port"
+	ch_free_port > "$dir/https_port"
 	eval "CH_HTTP_$name=$(cat "$dir/http_port")"
 	eval "CH_TCP_$name=$(cat "$dir/tcp_port")"
 }

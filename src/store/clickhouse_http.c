@@ -439,10 +439,13 @@ static int request_one(struct ch_store *s, size_t h, const char *sql, const stru
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (rc != CURLE_OK) {
-		errmsg(err, errlen, "failed to %s: clickhouse '%s' is unavailable: %s", what,
-		       s->loc.hosts[h], curl_easy_strerror(rc));
-		ret = rc == CURLE_SSL_CACERT || rc == CURLE_PEER_FAILED_VERIFICATION ||
-		      rc == CURLE_SSL_CONNECT_ERROR ? -EIO : -EAGAIN;
+		/* a certificate that does not verify is a setting to fix, not an outage */
+		bool tls = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CONNECT_ERROR ||
+			   rc == CURLE_SSL_CACERT_BADFILE;
+		errmsg(err, errlen, "failed to %s: clickhouse '%s' %s: %s", what, s->loc.hosts[h],
+		       tls ? "failed TLS (see cacert=, insecure=)" : "is unavailable",
+		       curl_easy_strerror(rc));
+		ret = tls ? -EIO : -EAGAIN;
 	} else if (status != 200) {
 		struct strbuf *msg = out ? out : &reply;
 		size_t n = msg->len;
