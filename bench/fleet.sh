@@ -10,6 +10,7 @@
 #
 # Defaults are the issue's fleet, 1000 hosts x 24 h x 300 rows (432M rows): far too long
 # for a shared machine; pass a smaller one (e.g. 50 4 300) and say so beside the figures.
+# CH_ZSTD=1 has the ClickHouse servers compress parts with zstd (a server setting).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts=${1:-1000} hours=${2:-24} rows=${3:-300}
@@ -50,7 +51,7 @@ optimize() {
 	done
 }
 
-echo "== fleet: $hosts hosts x $hours h, one upload per host per 60 s, $rows stacks per upload"
+echo "== fleet: $hosts hosts x $hours h, one upload per host per 60 s, $rows stacks per upload (ClickHouse parts: ${CH_ZSTD:+zstd}${CH_ZSTD:-lz4})"
 echo "== SQLite"
 mkdir -p "$T/sqlite"
 nice build/bench-server "$T/sqlite" "$hosts" "$hours" "$rows"

@@ -8,6 +8,7 @@
 #                                     cluster "kiln" of one shard per peer.
 #                                     With CH_TLS=1 it serves HTTPS too, on the port in
 #                                     $T/ch-NAME/https_port, certificate $T/ch-NAME/cert.pem.
+#                                     With CH_ZSTD=1 its parts are compressed with zstd.
 #   ch_query NAME SQL                 runs SQL over NAME's HTTP port, prints the answer
 #   ch_stop NAME / ch_restart NAME    stops (SIGKILL with KILL=1) / starts it again
 #   ch_free_port                      prints a free loopback TCP port
@@ -41,6 +42,10 @@ ch_config() {
 		echo "  <mark_cache_size>268435456</mark_cache_size>"
 		echo "  <max_concurrent_queries>100</max_concurrent_queries>"
 		echo "  <timezone>UTC</timezone>"
+		if [ -n "${CH_ZSTD:-}" ]; then	# parts compressed with zstd instead of lz4
+			echo "  <compression><case><min_part_size>0</min_part_size>"
+			echo "    <min_part_size_ratio>0</min_part_size_ratio><method>zstd</method></case></compression>"
+		fi
 		if [ -n "${CH_TLS:-}" ]; then	# HTTPS too, with a self-signed certificate for 127.0.0.1
 			openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
 				-addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" \
