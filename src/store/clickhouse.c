@@ -48,10 +48,27 @@ static void create_v1(struct ch_store *s, struct strbuf *sql, const char *L)
 		    " ENGINE = ReplacingMergeTree() ORDER BY id\n", L);
 	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS stacks%s (id UInt64, frames Array(UInt64))"
 		    " ENGINE = ReplacingMergeTree() ORDER BY id\n", L);
+	/* series rows go in through a Null table, whose view folds them into one row per
+	 * series and day (min first_seen, max last_seen, latest metadata): the table stays
+	 * as small as the fleet's label sets, and retention drops it by day */
+	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS series_in%s (service String, series UInt64,"
+		    " ptype String, labels String, in_first Int64, in_last Int64, in_units String,"
+		    " in_spy String, in_rate UInt32, in_inserted UInt64) ENGINE = Null\n", L);
 	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS series%s (service String, series UInt64,"
-		    " ptype String, labels String, first_seen Int64, last_seen Int64, units String,"
-		    " spy String, rate UInt32, inserted UInt64) ENGINE = MergeTree()"
-		    " PARTITION BY intDiv(last_seen, 86400) ORDER BY (service, series)\n", L);
+		    " day Int64, ptype String, labels String, first_seen AggregateFunction(min,"
+		    " Int64), last_seen AggregateFunction(max, Int64), inserted"
+		    " AggregateFunction(min, UInt64), units AggregateFunction(argMax, String,"
+		    " UInt64), spy AggregateFunction(argMax, String, UInt64), rate"
+		    " AggregateFunction(argMax, UInt32, UInt64)) ENGINE = AggregatingMergeTree()"
+		    " PARTITION BY day ORDER BY (service, series, day, ptype, labels)\n", L);
+	strbuf_addf(sql, "CREATE MATERIALIZED VIEW IF NOT EXISTS series_mv%s TO series%s AS SELECT"
+		    " service, series, intDiv(in_last, 86400) AS day, ptype, labels,"
+		    " minState(in_first) AS first_seen, maxState(in_last) AS last_seen,"
+		    " minState(in_inserted) AS inserted, argMaxState(in_units, if(in_units = '',"
+		    " toUInt64(0), in_inserted)) AS units, argMaxState(in_spy, if(in_spy = '',"
+		    " toUInt64(0), in_inserted)) AS spy, argMaxState(in_rate, if(in_rate = 0,"
+		    " toUInt64(0), in_inserted)) AS rate FROM series_in%s GROUP BY service, series,"
+		    " day, ptype, labels\n", L, L, L);
 	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS samples%s %s ENGINE = MergeTree()"
 		    " PARTITION BY intDiv(t, 86400) %s\n", L, samples_cols, order);
 	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS samples_1h%s %s ENGINE = SummingMergeTree()"
@@ -68,7 +85,7 @@ static void create_v1(struct ch_store *s, struct strbuf *sql, const char *L)
 		return;
 	/* the cluster's front tables: the same names as on one node */
 	static const char *const front[][2] = {
-		{ "frames", "id" }, { "stacks", "id" }, { "series", "series" },
+		{ "frames", "id" }, { "stacks", "id" }, { "series_in", "series" }, { "series", "series" },
 		{ "samples", "series" }, { "samples_1h", "series" }, { "samples_1d", "series" },
 	};
 	for (size_t i = 0; i < sizeof(front) / sizeof(front[0]); i++)
@@ -193,7 +210,7 @@ void ch__set_default_type(struct ch_store *s, const char *service, const char *t
 }
 
 int ch__load_series(struct ch_store *s, const char *const *services, size_t nr_services,
-		    struct ch_series **out, size_t *n, char *err, size_t errlen)
+		    int64_t since, struct ch_series **out, size_t *n, char *err, size_t errlen)
 {
 	struct strbuf sql = STRBUF_INIT, ans = STRBUF_INIT;
 	size_t alloc = 0;
@@ -202,14 +219,25 @@ int ch__load_series(struct ch_store *s, const char *const *services, size_t nr_s
 	*out = NULL;
 	*n = 0;
 	ret = ch__ensure(s, err, errlen);
-	strbuf_addstr(&sql, "SELECT service, series, argMin(ptype, inserted), any(labels),"
-		      " min(first_seen), max(last_seen), min(inserted) FROM series");
+	/* the default types come from the first series ever stored: only a read of every
+	 * day finds it, so prune by day only where it is known */
+	for (size_t i = 0; i < nr_services; i++)
+		if (!ch__default_type(s, services[i]))
+			since = 0;
+	if (!nr_services)
+		since = 0;
+	strbuf_addstr(&sql, "SELECT service, series, any(ptype), any(labels), minMerge(first_seen),"
+		      " maxMerge(last_seen), minMerge(inserted) AS ins FROM series");
 	for (size_t i = 0; i < nr_services; i++) {
 		strbuf_addstr(&sql, i ? ", " : " WHERE service IN (");
 		ch__quote(&sql, services[i]);
 	}
-	strbuf_addf(&sql, "%s GROUP BY service, series ORDER BY service, min(inserted), series"
-		    " FORMAT RowBinary", nr_services ? ")" : "");
+	if (nr_services)
+		strbuf_addch(&sql, ')');
+	/* a series whose newest row is older than since - slack has no data after since */
+	if (since > CH_SERIES_SLACK)
+		strbuf_addf(&sql, " AND day >= %lld", (long long)((since - CH_SERIES_SLACK) / 86400));
+	strbuf_addstr(&sql, " GROUP BY service, series ORDER BY service, ins, series FORMAT RowBinary");
 	if (!ret)
 		ret = ch__request(s, SIZE_MAX, sql.buf, NULL, &ans, "read series", err, errlen);
 	struct rb_reader r = rbr_of(&ans);

@@ -23,9 +23,12 @@
  * Schema (version CH_SCHEMA_VERSION, kept in table kiln_schema; created on first use, and
  * upgraded step by step when a newer kiln opens an older database):
  *   frames(id, name), stacks(id, frames Array)     ReplacingMergeTree: stored once
- *   series(service, series, ptype, labels, first_seen, last_seen, units, spy, rate,
- *          inserted)                               one row when a series is new or its
- *                                                  range grows by > CH_SERIES_SLACK
+ *   series_in -> series(service, series, day, ptype, labels, first_seen, last_seen,
+ *          units, spy, rate, inserted)             written when a series is new or its
+ *                                                  range grows by > CH_SERIES_SLACK, into
+ *                                                  a Null table whose view folds the rows
+ *                                                  (AggregatingMergeTree) into one per
+ *                                                  series and day
  *   samples(service, series, t, stack, count)      10 s rows, ORDER BY (service, series,
  *                                                  t, stack): one service, labels and range
  *                                                  is one contiguous read

@@ -127,10 +127,11 @@ int ch__ensure(struct ch_store *s, char *err, size_t errlen);
  * Distributed "samples" on a cluster: the same name, by design). */
 const char *ch__table(struct ch_store *s, const char *name);
 
-/* Reads every series of the services named (NULL: all services), grouped by id, into
- * *out (malloc'd; free with ch__free_series). Also fills the cache of default types. */
+/* Reads the series of the services named (none: all services), grouped by id, into
+ * *out (malloc'd; free with ch__free_series): every one that may hold data at or after
+ * since (0: all). Also fills the cache of default types. */
 int ch__load_series(struct ch_store *s, const char *const *services, size_t nr_services,
-		    struct ch_series **out, size_t *n, char *err, size_t errlen);
+		    int64_t since, struct ch_series **out, size_t *n, char *err, size_t errlen);
 void ch__free_series(struct ch_series *v, size_t n);
 /* The default profile type of service: the type of its first stored series, NULL when
  * the service has none (after ch__load_series named it). */

@@ -100,7 +100,7 @@ static int match(struct ch_store *s, const struct store_query *q, int64_t from, 
 			strbuf_addf(&alt, "%s.cpu", q->service);
 		names[nn++] = alt.buf;
 	}
-	ret = ch__load_series(s, names, nn, &m->all, &m->nr_all, err, errlen);
+	ret = ch__load_series(s, names, nn, from, &m->all, &m->nr_all, err, errlen);
 	for (size_t k = 0; !ret && q->service && k < nn && !m->service; k++)
 		for (size_t i = 0; i < m->nr_all && !m->service; i++)
 			if (!strcmp(m->all[i].service, names[k]))
@@ -550,10 +550,10 @@ int ch__services(struct store *st, struct store_service **out, size_t *n, char *
 	*out = NULL;
 	*n = 0;
 	if (!ret)
-		ret = ch__request(s, SIZE_MAX, "SELECT service, argMaxIf(units, inserted, units != ''),"
-				  " argMaxIf(spy, inserted, spy != ''), argMaxIf(rate, inserted,"
-				  " rate != 0), max(last_seen) FROM series GROUP BY service ORDER BY"
-				  " service FORMAT RowBinary", NULL, &ans, "list services", err, errlen);
+		ret = ch__request(s, SIZE_MAX, "SELECT service, argMaxMerge(units), argMaxMerge(spy),"
+				  " argMaxMerge(rate), maxMerge(last_seen) FROM series GROUP BY service"
+				  " ORDER BY service FORMAT RowBinary", NULL, &ans, "list services", err,
+				  errlen);
 	struct rb_reader r = rbr_of(&ans);
 	while (!ret && rbr_more(&r)) {
 		size_t l1, l2, l3;

@@ -129,7 +129,7 @@ static int put_type(struct ch_store *s, const struct store_put *put, const char 
 	*type = ch__default_type(s, put->service);
 	if (*type)
 		return 0;
-	ret = ch__load_series(s, &put->service, 1, &v, &n, err, errlen);
+	ret = ch__load_series(s, &put->service, 1, 0, &v, &n, err, errlen);
 	if (ret)
 		return ret;
 	ch__free_series(v, n);
@@ -286,7 +286,7 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 		ret = ch__request(s, SIZE_MAX, "INSERT INTO stacks FORMAT RowBinary", &pd.stacks, NULL,
 				  "insert stacks", err, errlen);
 	if (!ret && series.len)
-		ret = ch__request(s, SIZE_MAX, "INSERT INTO series FORMAT RowBinary", &series, NULL,
+		ret = ch__request(s, SIZE_MAX, "INSERT INTO series_in FORMAT RowBinary", &series, NULL,
 				  "insert series", err, errlen);
 	if (!ret && samples.len)
 		ret = ch__request(s, SIZE_MAX, "INSERT INTO samples FORMAT RowBinary", &samples, NULL,
