@@ -31,12 +31,6 @@ static const struct {
 	{ "series", 86400, 16 },
 };
 
-const char *ch__table(struct ch_store *s, const char *name)
-{
-	(void)s;
-	return name;
-}
-
 /* The statements of version 1 on one host, suffix L ("" or "_local"). */
 static void create_v1(struct ch_store *s, struct strbuf *sql, const char *L)
 {
@@ -447,7 +441,6 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 		strbuf_addf(&name, "%s%s", i ? "," : "", s->loc.hosts[i]);
 	strbuf_addf(&name, "/%s", s->loc.database);
 	s->name = strbuf_detach(&name, NULL);
-	s->dist = s->loc.cluster ? "_local" : "";
 	if (ch__http_open(s, err, errlen))
 		goto fail;
 	/* ClickHouse down at start is not fatal: every call tries the schema again */

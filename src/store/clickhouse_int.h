@@ -56,7 +56,6 @@ struct ch_store {
 	void *curl;		/* CURL * */
 	size_t host;		/* the host requests go to first */
 	char *name;		/* the location without the password, for messages */
-	const char *dist;	/* "" or "_local": the suffix of the tables rows live in */
 	bool ready;		/* the schema is there */
 	char version[32];	/* ClickHouse's version() */
 
@@ -123,9 +122,6 @@ void ch__http_close(struct ch_store *s);
 /* Creates or upgrades the schema when it is not known to be there. Returns 0, or a
  * negative errno (-EAGAIN: ClickHouse unreachable). */
 int ch__ensure(struct ch_store *s, char *err, size_t errlen);
-/* The table rows of name live in for writes and reads ("samples" on one node, the
- * Distributed "samples" on a cluster: the same name, by design). */
-const char *ch__table(struct ch_store *s, const char *name);
 
 /* Reads the series of the services named (none: all services), grouped by id, into
  * *out (malloc'd; free with ch__free_series): every one that may hold data at or after
