@@ -11,6 +11,10 @@
 # Defaults are the issue's fleet, 1000 hosts x 24 h x 300 rows (432M rows): far too long
 # for a shared machine; pass a smaller one (e.g. 50 4 300) and say so beside the figures.
 # CH_ZSTD=1 has the ClickHouse servers compress parts with zstd (a server setting).
+# FLEET_BACKENDS picks what runs (default "sqlite one cluster"). FLEET_REPLICATE=N then
+# copies the one-node store's sample rows N-1 times under other series ids inside
+# ClickHouse (INSERT ... SELECT, rollups included), a fleet N times the size without N
+# times the ingest, and times the whole-fleet queries on it again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts=${1:-1000} hours=${2:-24} rows=${3:-300}
@@ -52,10 +56,14 @@ optimize() {
 }
 
 echo "== fleet: $hosts hosts x $hours h, one upload per host per 60 s, $rows stacks per upload (ClickHouse parts: ${CH_ZSTD:+zstd}${CH_ZSTD:-lz4})"
+backends=${FLEET_BACKENDS:-sqlite one cluster}
+if [[ " $backends " == *" sqlite "* ]]; then
 echo "== SQLite"
 mkdir -p "$T/sqlite"
 nice build/bench-server "$T/sqlite" "$hosts" "$hours" "$rows"
+fi
 
+if [[ " $backends " == *" one "* ]]; then
 echo "== ClickHouse, one node"
 ch_start one
 c0=$(ch_cpu one)
@@ -64,8 +72,22 @@ nice build/bench-server "$loc" "$hosts" "$hours" "$rows"
 echo "clickhouse server CPU: $(echo "$(ch_cpu one) - $c0" | bc) s (ingest and queries)"
 optimize fleet "" one
 nice build/bench-server "$loc" 0 "$hours" "$rows" | grep '^query'
+n=${FLEET_REPLICATE:-1}
+if [ "$n" -gt 1 ]; then
+	# copy k of every row: series id + k (no series row: the whole-fleet queries read every
+	# row of the service, the one-host query only its own series)
+	for t in samples; do
+		ch_query one "INSERT INTO fleet.$t SELECT service, series + k, t, stack, count FROM
+			fleet.$t ARRAY JOIN arrayMap(x -> x + 1, range($((n - 1)))) AS k" > /dev/null
+	done
+	for t in samples samples_1h samples_1d; do ch_query one "OPTIMIZE TABLE fleet.$t FINAL" > /dev/null; done
+	echo "replicated x$n: $(ch_query one "SELECT count() FROM fleet.samples") raw rows, $(ch_query one "SELECT count() FROM fleet.samples_1h") hour rows, $(ch_query one "SELECT count() FROM fleet.samples_1d") day rows"
+	nice build/bench-server "$loc" 0 "$hours" "$rows" | grep '^query' | sed "s/^query:/query x$n:/"
+fi
 ch_stop one
+fi
 
+[[ " $backends " == *" cluster "* ]] || exit 0
 echo "== ClickHouse, two shards (Distributed tables), one kiln server"
 ch_cluster s1 s2 fleet
 c0=$(ch_cpu s1 s2)
