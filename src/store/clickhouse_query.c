@@ -539,6 +539,35 @@ int ch__label_values(struct store *st, const struct store_query *q, const char *
 	return labels_common((struct ch_store *)st, q, name, from, until, out, n, err, errlen);
 }
 
+/* Each service's profile types: its default (the type of its first series) first, then
+ * the others in the order they were first stored. */
+static int add_types(struct ch_store *s, struct store_service *v, size_t n, char *err,
+		     size_t errlen)
+{
+	struct ch_series *all;
+	size_t nr_all;
+	int ret = ch__load_series(s, NULL, 0, 0, &all, &nr_all, err, errlen);
+
+	for (size_t i = 0, k = 0; !ret && i < n; i++) {
+		while (k < nr_all && strcmp(all[k].service, v[i].name) < 0)
+			k++;
+		for (; k < nr_all && !strcmp(all[k].service, v[i].name); k++) {
+			size_t t = 0;
+			while (t < v[i].nr_types && strcmp(v[i].types[t], all[k].ptype))
+				t++;
+			if (t < v[i].nr_types)
+				continue;
+			v[i].types = xrealloc(v[i].types, (v[i].nr_types + 1) * sizeof(*v[i].types));
+			v[i].types[v[i].nr_types++] = xstrdup(all[k].ptype);
+		}
+		if (v[i].nr_types)
+			v[i].profile_type = xstrdup(v[i].types[0]);
+	}
+	if (!ret)
+		ch__free_series(all, nr_all);
+	return ret;
+}
+
 int ch__services(struct store *st, struct store_service **out, size_t *n, char *err,
 		 size_t errlen)
 {
@@ -567,6 +596,7 @@ int ch__services(struct store *st, struct store_service **out, size_t *n, char *
 			*out = xrealloc(*out, alloc * sizeof(**out));
 		}
 		struct store_service *v = &(*out)[(*n)++];
+		memset(v, 0, sizeof(*v));
 		v->name = xstrndup(name, l1);
 		v->units = l2 ? xstrndup(units, l2) : xstrdup("samples");
 		v->spy_name = l3 ? xstrndup(spy, l3) : xstrdup("unknown");
@@ -578,6 +608,8 @@ int ch__services(struct store *st, struct store_service **out, size_t *n, char *
 		       s->name);
 		ret = -EIO;
 	}
+	if (!ret)
+		ret = add_types(s, *out, *n, err, errlen);
 	if (ret) {
 		store__free_services(*out, *n);
 		*out = NULL;

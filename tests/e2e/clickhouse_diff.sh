@@ -3,8 +3,8 @@
 # Pyroscope /ingest folded and pprof, Connect push) go to a SQLite-backed kiln server, to
 # one on a one-node ClickHouse, and spread over two kiln servers on a two-shard ClickHouse
 # cluster (Distributed tables, no ZooKeeper); render, render-diff, series, labels, label
-# values and apps then give the same answers on all four servers, and ClickHouse really
-# holds the rows on both shards.
+# values and apps, and the Connect querier calls Grafana makes, then give the same answers
+# on all four servers, and ClickHouse really holds the rows on both shards.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 . "$(dirname "$0")/../lib_clickhouse.sh"
@@ -134,6 +134,33 @@ for q in "${queries[@]}"; do
 	done
 	echo "same: $q"
 done
+# Pyroscope's Connect querier API (what Grafana calls), JSON codec; times in ms
+Fm=$((F * 1000)) Um=$((U * 1000))
+calls=(
+	"ProfileTypes {\"start\":\"$Fm\",\"end\":\"$Um\"}"
+	"LabelNames {\"matchers\":[\"{service_name=\\\"app\\\"}\"],\"start\":\"$Fm\",\"end\":\"$Um\"}"
+	"LabelValues {\"name\":\"host\",\"start\":\"$Fm\",\"end\":\"$Um\"}"
+	"SelectMergeStacktraces {\"profileTypeID\":\"process_cpu:samples:count:cpu:nanoseconds\",\"labelSelector\":\"{service_name=\\\"app\\\",host=\\\"h1\\\"}\",\"start\":\"$Fm\",\"end\":\"$Um\"}"
+	"SelectSeries {\"profileTypeID\":\"process_cpu:samples:count:cpu:nanoseconds\",\"labelSelector\":\"{service_name=\\\"app\\\"}\",\"start\":\"$Fm\",\"end\":\"$Um\",\"step\":3600,\"groupBy\":[\"host\"]}"
+)
+for c in "${calls[@]}"; do
+	i=$((i + 1))
+	for s in lite one c1 c2; do
+		eval "url=\$KURL_$s"
+		curl -sf -X POST -H 'Content-Type: application/json' -H 'Connect-Protocol-Version: 1' \
+			--data-binary "${c#* }" "${url}querier.v1.QuerierService/${c%% *}" > "$T/q$i.$s" ||
+			fail "Connect ${c%% *} failed on $s: $(cat "$T/q$i.$s")"
+		python3 "$ROOT/tests/clickhouse_norm.py" "$T/q$i.$s" > "$T/q$i.$s.norm"
+	done
+	for s in one c1 c2; do
+		cmp -s "$T/q$i.lite.norm" "$T/q$i.$s.norm" || {
+			diff "$T/q$i.lite.norm" "$T/q$i.$s.norm" | head -n 30
+			fail "$s answers Connect ${c%% *} unlike SQLite"
+		}
+	done
+	echo "same: Connect ${c%% *}: $(head -c 120 "$T/q$i.lite" | tr -d '\n')"
+done
+
 # the answers hold something: not an empty store on every side
 grep -q '"numTicks":0[,}]' "$T/q1.lite" && fail "checkout is empty"
 grep -q 'ngx_http_handler' "$T/q2.lite" || fail "the container filter lost nginx"
@@ -146,4 +173,4 @@ one=$(ch_query one "SELECT count() FROM kiln.samples")
 echo "sample rows: shard 1 $r1, shard 2 $r2, cluster $all, one node $one"
 [ "$r1" -gt 0 ] && [ "$r2" -gt 0 ] || fail "a shard holds no rows ($r1, $r2)"
 [ $((r1 + r2)) = "$all" ] && [ "$all" = "$one" ] || fail "rows differ: $r1 + $r2 vs $all vs $one"
-pass "SQLite, one ClickHouse node and a two-shard cluster behind two kiln servers answer ${#queries[@]} queries alike"
+pass "SQLite, one ClickHouse node and a two-shard cluster behind two kiln servers answer ${#queries[@]} queries and ${#calls[@]} Connect calls alike"
