@@ -77,7 +77,7 @@ if [ "$n" -gt 1 ]; then
 	# copy k of every row: series id + k (no series row: the whole-fleet queries read every
 	# row of the service, the one-host query only its own series)
 	for t in samples; do
-		ch_query one "INSERT INTO fleet.$t SELECT service, series + k, t, stack, count FROM
+		ch_query one "INSERT INTO fleet.$t SELECT service, series + k, t, stack, count, ptype FROM
 			fleet.$t ARRAY JOIN arrayMap(x -> x + 1, range($((n - 1)))) AS k" > /dev/null
 	done
 	for t in samples samples_1h samples_1d; do ch_query one "OPTIMIZE TABLE fleet.$t FINAL" > /dev/null; done

@@ -17,6 +17,7 @@
 
 const int64_t ch_level_step[CH_NR_LEVELS] = { 10, 3600, 86400 };
 const char *const ch_level_table[CH_NR_LEVELS] = { "samples", "samples_1h", "samples_1d" };
+const char *const ch_fleet_table[CH_NR_LEVELS] = { "samples", "fleet_1h", "fleet_1d" };
 
 /* Partition widths of the tables retention drops from, and how much older than the raw
  * cut-off each may grow (the multiple of the raw horizon). */
@@ -28,6 +29,8 @@ static const struct {
 	{ "samples", 86400, 1 },
 	{ "samples_1h", 86400, 4 },
 	{ "samples_1d", 30 * 86400, 16 },
+	{ "fleet_1h", 86400, 4 },
+	{ "fleet_1d", 30 * 86400, 16 },
 	{ "series", 86400, 16 },
 };
 
@@ -63,8 +66,11 @@ static void create_v1(struct ch_store *s, struct strbuf *sql, const char *L)
 		    " toUInt64(0), in_inserted)) AS spy, argMaxState(in_rate, if(in_rate = 0,"
 		    " toUInt64(0), in_inserted)) AS rate FROM series_in%s GROUP BY service, series,"
 		    " day, ptype, labels\n", L, L, L);
-	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS samples%s %s ENGINE = MergeTree()"
-		    " PARTITION BY intDiv(t, 86400) %s\n", L, samples_cols, order);
+	/* raw rows carry their series' profile type (runs of one value: free), so that the
+	 * whole-service rollups below can be keyed by it */
+	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS samples%s (service String, series UInt64,"
+		    " t UInt32, stack UInt64, count UInt64, ptype String) ENGINE = MergeTree()"
+		    " PARTITION BY intDiv(t, 86400) %s\n", L, order);
 	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS samples_1h%s %s ENGINE = SummingMergeTree()"
 		    " PARTITION BY intDiv(t, 86400) %s\n", L, samples_cols, order);
 	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS samples_1d%s %s ENGINE = SummingMergeTree()"
@@ -75,12 +81,26 @@ static void create_v1(struct ch_store *s, struct strbuf *sql, const char *L)
 			    " stack, sum(count) AS count FROM samples%s GROUP BY service, series, t,"
 			    " stack\n", ch_level_table[level], L, ch_level_table[level], L,
 			    ch_level_step[level], ch_level_step[level], L);
+	/* whole-service rollups: a query of every series of a type (the whole fleet) reads
+	 * one row per stack and hour (day) instead of one per series */
+	for (int level = 1; level < CH_NR_LEVELS; level++) {
+		strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS %s%s (service String, ptype String,"
+			    " t UInt32, stack UInt64, count UInt64) ENGINE = SummingMergeTree()"
+			    " PARTITION BY intDiv(t, %d) ORDER BY (service, ptype, t, stack)\n",
+			    ch_fleet_table[level], L, level == 1 ? 86400 : 2592000);
+		strbuf_addf(sql, "CREATE MATERIALIZED VIEW IF NOT EXISTS %s_mv%s TO %s%s AS SELECT"
+			    " service, ptype, toUInt32(intDiv(t, %" PRId64 ") * %" PRId64 ") AS t,"
+			    " stack, sum(count) AS count FROM samples%s GROUP BY service, ptype, t,"
+			    " stack\n", ch_fleet_table[level], L, ch_fleet_table[level], L,
+			    ch_level_step[level], ch_level_step[level], L);
+	}
 	if (!*L)
 		return;
 	/* the cluster's front tables: the same names as on one node */
 	static const char *const front[][2] = {
 		{ "frames", "id" }, { "stacks", "id" }, { "series_in", "series" }, { "series", "series" },
 		{ "samples", "series" }, { "samples_1h", "series" }, { "samples_1d", "series" },
+		{ "fleet_1h", "stack" }, { "fleet_1d", "stack" },
 	};
 	for (size_t i = 0; i < sizeof(front) / sizeof(front[0]); i++)
 		strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS %s AS %s%s ENGINE = Distributed(%s, %s,"

@@ -67,6 +67,9 @@ struct ch_store {
 
 extern const int64_t ch_level_step[CH_NR_LEVELS];
 extern const char *const ch_level_table[CH_NR_LEVELS];
+/* The whole-service rollups ([0] is the raw table): one row per service, type, bucket and
+ * stack, over every series. */
+extern const char *const ch_fleet_table[CH_NR_LEVELS];
 
 /* Content hashes: a frame name's id, a stack's id (frame ids root first), a series' id. */
 uint64_t ch__frame_id(const char *name, size_t len);

@@ -73,6 +73,7 @@ struct matched {
 	size_t nr_all;
 	uint64_t *ids;
 	size_t n;
+	bool whole;		/* every series of the type matches: the fleet rollups will do */
 };
 
 static void matched_release(struct matched *m)
@@ -110,13 +111,18 @@ static int match(struct ch_store *s, const struct store_query *q, int64_t from, 
 	else
 		m->type = q->profile_type;
 	m->ids = xcalloc(m->nr_all + 1, sizeof(*m->ids));
+	m->whole = m->service && m->type;
 	for (size_t i = 0; !ret && i < m->nr_all; i++) {
 		const struct ch_series *v = &m->all[i];
 		if ((q->service && v->service != m->service &&
 		     (!m->service || strcmp(v->service, m->service))) ||
-		    (m->type && strcmp(v->ptype, m->type)) ||
-		    v->last_seen + CH_SERIES_SLACK < from || v->first_seen >= until ||
-		    !store_query__matches(q, &v->labels))
+		    (m->type && strcmp(v->ptype, m->type)))
+			continue;
+		if (!store_query__matches(q, &v->labels)) {
+			m->whole = false;	/* a series of the type the labels leave out */
+			continue;
+		}
+		if (v->last_seen + CH_SERIES_SLACK < from || v->first_seen >= until)
 			continue;
 		m->ids[m->n++] = v->id;
 	}
@@ -140,6 +146,15 @@ static void add_filter(struct strbuf *sql, const struct matched *m)
 	strbuf_addch(sql, ')');
 }
 
+/* Appends " WHERE service = ... AND ptype = ...": a fleet rollup's rows of the type. */
+static void add_type(struct strbuf *sql, const struct matched *m)
+{
+	strbuf_addstr(sql, " WHERE service = ");
+	ch__quote(sql, m->service);
+	strbuf_addstr(sql, " AND ptype = ");
+	ch__quote(sql, m->type);
+}
+
 struct counts {
 	uint64_t *stack, *count;
 	size_t n;
@@ -159,9 +174,13 @@ static int gather(struct ch_store *s, const struct matched *m, int64_t from, int
 		return 0;
 	strbuf_addstr(&sql, "SELECT stack, sum(c) FROM (");
 	for (size_t i = 0; i < nr; i++) {
+		bool fleet = m->whole && r[i].level;
 		strbuf_addf(&sql, "%sSELECT stack, sum(count) AS c FROM %s", i ? " UNION ALL " : "",
-			    ch_level_table[r[i].level]);
-		add_filter(&sql, m);
+			    (fleet ? ch_fleet_table : ch_level_table)[r[i].level]);
+		if (fleet)
+			add_type(&sql, m);
+		else
+			add_filter(&sql, m);
 		strbuf_addf(&sql, " AND t >= %" PRId64 " AND t < %" PRId64 " GROUP BY stack",
 			    r[i].from < 0 ? 0 : r[i].from, r[i].until < 0 ? 0 : r[i].until);
 	}
@@ -463,9 +482,14 @@ int ch__series(struct store *st, const struct store_query *q, int64_t from, int6
 	out->n = (size_t)((until - out->start + step - 1) / step);
 	ret = match(s, q, out->start, until, &m, err, errlen);
 	if (!ret && m.service && m.n) {
+		bool fleet = m.whole && level;
 		strbuf_addf(&sql, "SELECT intDiv(toInt64(t) - %" PRId64 ", %" PRId64 ") AS i,"
-			    " sum(count) FROM %s", out->start, step, ch_level_table[level]);
-		add_filter(&sql, &m);
+			    " sum(count) FROM %s", out->start, step,
+			    (fleet ? ch_fleet_table : ch_level_table)[level]);
+		if (fleet)
+			add_type(&sql, &m);
+		else
+			add_filter(&sql, &m);
 		strbuf_addf(&sql, " AND t >= %" PRId64 " AND t < %" PRId64 " GROUP BY i FORMAT"
 			    " RowBinary", out->start < 0 ? 0 : out->start, until < 0 ? 0 : until);
 		ret = ch__request(s, SIZE_MAX, sql.buf, NULL, &ans, "read series", err, errlen);

@@ -277,6 +277,7 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 		rb_u32(&samples, t);
 		rb_u64(&samples, rows[i].stack);
 		rb_u64(&samples, count);
+		rb_str(&samples, type, strlen(type));
 		i = j;
 	}
 	if (pd.frames.len)
