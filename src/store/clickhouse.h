@@ -32,8 +32,12 @@
  *   samples(service, series, t, stack, count)      10 s rows, ORDER BY (service, series,
  *                                                  t, stack): one service, labels and range
  *                                                  is one contiguous read
+ *          + ptype                                 the series' type, for the fleet rows
  *   samples_1h, samples_1d                         SummingMergeTree, filled at insert by
  *                                                  materialized views
+ *   fleet_1h, fleet_1d                             the same summed over every series of a
+ *                                                  (service, type): what a query whose
+ *                                                  labels keep every series reads
  * The same statements run on ClickHouse 18.16 (Debian bookworm) and on current releases:
  * plain MergeTree engines, no TTL, no LowCardinality, no codecs.
  *
@@ -42,7 +46,7 @@
  * views are written with the insert), so no watermark is needed.
  *
  * Retention: store__retain drops whole partitions (raw and hour rows by day, day rows by
- * 30 days; series rows by day of last_seen) older than the cut-off (raw), 4x (hour) and
+ * 30 days, fleet rows alike; series rows by day of last_seen) older than the cut-off (raw), 4x (hour) and
  * 16x (day and series), on every host. Frames and stacks are kept.
  *
  * Durability: store__put returns 0 only after ClickHouse acknowledged every insert (with
