@@ -46,8 +46,8 @@
  * views are written with the insert), so no watermark is needed.
  *
  * Retention: store__retain drops whole partitions (raw and hour rows by day, day rows by
- * 30 days, fleet rows alike; series rows by day of last_seen) older than the cut-off (raw), 4x (hour) and
- * 16x (day and series), on every host. Frames and stacks are kept.
+ * 30 days, fleet rows alike; series rows by day of last_seen) older than the cut-off
+ * (raw), 4x (hour) and 16x (day and series), on every host. Frames and stacks are kept.
  *
  * Durability: store__put returns 0 only after ClickHouse acknowledged every insert (with
  * insert_distributed_sync=1 on a cluster: after every shard did). An insert is atomic per
