@@ -29,6 +29,7 @@ static const struct {
 	{ "samples", 86400, 1 },
 	{ "samples_1h", 86400, 4 },
 	{ "samples_1d", 30 * 86400, 16 },
+	{ "fleet_10s", 86400, 1 },
 	{ "fleet_1h", 86400, 4 },
 	{ "fleet_1d", 30 * 86400, 16 },
 	{ "series", 86400, 16 },
@@ -94,13 +95,20 @@ static void create_v1(struct ch_store *s, struct strbuf *sql, const char *L)
 			    " stack\n", ch_fleet_table[level], L, ch_fleet_table[level], L,
 			    ch_level_step[level], ch_level_step[level], L);
 	}
+	/* a whole service's sample totals per 10 s: its timeline, without reading stacks */
+	strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS fleet_10s%s (service String, ptype String,"
+		    " t UInt32, count UInt64) ENGINE = SummingMergeTree() PARTITION BY"
+		    " intDiv(t, 86400) ORDER BY (service, ptype, t)\n", L);
+	strbuf_addf(sql, "CREATE MATERIALIZED VIEW IF NOT EXISTS fleet_10s_mv%s TO fleet_10s%s AS"
+		    " SELECT service, ptype, t, sum(count) AS count FROM samples%s GROUP BY service,"
+		    " ptype, t\n", L, L, L);
 	if (!*L)
 		return;
 	/* the cluster's front tables: the same names as on one node */
 	static const char *const front[][2] = {
 		{ "frames", "id" }, { "stacks", "id" }, { "series_in", "series" }, { "series", "series" },
 		{ "samples", "series" }, { "samples_1h", "series" }, { "samples_1d", "series" },
-		{ "fleet_1h", "stack" }, { "fleet_1d", "stack" },
+		{ "fleet_1h", "stack" }, { "fleet_1d", "stack" }, { "fleet_10s", "t" },
 	};
 	for (size_t i = 0; i < sizeof(front) / sizeof(front[0]); i++)
 		strbuf_addf(sql, "CREATE TABLE IF NOT EXISTS %s AS %s%s ENGINE = Distributed(%s, %s,"
@@ -352,7 +360,7 @@ static int ch_retain(struct store *st, int64_t before, char *err, size_t errlen)
 	for (size_t h = 0; !ret && h < s->loc.nr_hosts; h++) {
 		for (size_t i = 0; !ret && i < sizeof(parted) / sizeof(parted[0]); i++) {
 			int64_t cut = now - parted[i].horizon * (now - before);
-			int64_t *count = i < 3 ? &raw : &deleted;
+			int64_t *count = i < 3 ? &raw : &deleted;	/* rows as SQLite counts */
 			ret = drop_old(s, h, parted[i].table, parted[i].width, cut, count, err,
 				       errlen);
 		}

@@ -35,9 +35,11 @@
  *          + ptype                                 the series' type, for the fleet rows
  *   samples_1h, samples_1d                         SummingMergeTree, filled at insert by
  *                                                  materialized views
- *   fleet_1h, fleet_1d                             the same summed over every series of a
+ *   fleet_10s, fleet_1h, fleet_1d                  the same summed over every series of a
  *                                                  (service, type): what a query whose
  *                                                  labels keep every series reads
+ *                                                  (fleet_10s: totals only, no stacks:
+ *                                                  the timeline)
  * The same statements run on ClickHouse 18.16 (Debian bookworm) and on current releases:
  * plain MergeTree engines, no TTL, no LowCardinality, no codecs.
  *

@@ -482,10 +482,11 @@ int ch__series(struct store *st, const struct store_query *q, int64_t from, int6
 	out->n = (size_t)((until - out->start + step - 1) / step);
 	ret = match(s, q, out->start, until, &m, err, errlen);
 	if (!ret && m.service && m.n) {
-		bool fleet = m.whole && level;
+		/* a whole service: its totals (10 s) or fleet rollups, never its stacks */
+		bool fleet = m.whole;
 		strbuf_addf(&sql, "SELECT intDiv(toInt64(t) - %" PRId64 ", %" PRId64 ") AS i,"
-			    " sum(count) FROM %s", out->start, step,
-			    (fleet ? ch_fleet_table : ch_level_table)[level]);
+			    " sum(count) FROM %s", out->start, step, !fleet ? ch_level_table[level] :
+			    level ? ch_fleet_table[level] : "fleet_10s");
 		if (fleet)
 			add_type(&sql, &m);
 		else
