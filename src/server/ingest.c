@@ -98,7 +98,9 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 	free(name);
 	if (ret) {
 		log_error("%s", err);
-		resp__error(resp, ret == -EINVAL ? 422 : ret == -ENOSPC ? 507 : 500, "%s", err);
+		/* -EAGAIN: the store's backend is down for now (the agent's spool retries) */
+		resp__error(resp, ret == -EINVAL ? 422 : ret == -ENOSPC ? 507 :
+			    ret == -EAGAIN ? 503 : 500, "%s", err);
 	}
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "store/clickhouse.h"
 #include "store/sqlite.h"
 
 #include "util/log.h"
@@ -139,6 +140,7 @@ static int mkdir_p(const char *dir)
  * backend is its files under store/ and one line here. */
 static const struct store_backend *const backends[] = {
 	&sqlite_store_backend,
+	&clickhouse_store_backend,
 };
 #define NR_BACKENDS (sizeof(backends) / sizeof(backends[0]))
 

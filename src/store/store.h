@@ -1,7 +1,8 @@
 /* The profile store: where `kiln serve` keeps every uploaded profile, and how it answers
  * queries. This header is the contract every backend keeps; a backend implements struct
  * store_ops and exports one struct store_backend, and store__open picks it by the
- * location's scheme (store/store.c holds the table). Today: SQLite (store/sqlite.h).
+ * location's scheme (store/store.c holds the table): SQLite (store/sqlite.h) and
+ * ClickHouse (store/clickhouse.h).
  *
  * Data model (after Pyroscope and gProfiler's studio):
  *   - a service ("app.cpu", or a gProfiler service name) owns series;
@@ -203,7 +204,7 @@ struct store_backend {
 /* Opens the store at location: "SCHEME:REST" where SCHEME names a backend ("sqlite:PATH"),
  * or else a plain directory (created when missing), which the first backend of the table
  * that keeps stores in directories opens (SQLite: DIR/kiln.db). A location with "://"
- * whose scheme is no backend's ("clickhouse://h:9000/db" today) fails with a message that
+ * whose scheme is no backend's ("foo://h:9000/db") fails with a message that
  * names the known schemes. Returns NULL with a message in err. */
 struct store *store__open(const char *location, const struct store_options *opts, char *err,
 			  size_t errlen);

@@ -6,12 +6,12 @@
 command -v curl > /dev/null || skip "curl is not installed"
 
 cd "$T" || fail "no temp dir"
-for url in foo://x clickhouse://h:9000/db; do
+for url in foo://x bar+baz://h:9000/db; do
 	scheme=${url%%:*}
 	if "$KILN" serve --listen 127.0.0.1:0 --storage "$url" > "$T/bad.out" 2> "$T/bad.err"; then
 		fail "--storage $url was accepted"
 	fi
-	grep -qF "unknown storage scheme '$scheme' (known: sqlite)" "$T/bad.err" ||
+	grep -qF "unknown storage scheme '$scheme' (known: sqlite, clickhouse)" "$T/bad.err" ||
 		fail "unclear error for $url: $(cat "$T/bad.err")"
 	[ -e "$scheme:" ] && fail "--storage $url created '$scheme:'"
 done

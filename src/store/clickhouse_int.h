@@ -1,0 +1,155 @@
+/* Internals of the ClickHouse backend, shared by store/clickhouse*.c. Not a public
+ * interface: clickhouse_http.c (locations, requests, RowBinary), clickhouse.c (schema,
+ * open, retention, stats), clickhouse_write.c (put), clickhouse_query.c (reads). */
+#ifndef KILN_STORE_CLICKHOUSE_INT_H
+#define KILN_STORE_CLICKHOUSE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/clickhouse.h"
+#include "store/store.h"
+#include "util/hashmap.h"
+#include "util/strbuf.h"
+
+#define CH_NR_LEVELS 3
+
+/* A parsed location (see store/clickhouse.h). Owns its strings. */
+struct ch_location {
+	char **hosts;		/* "HOST:PORT" each */
+	size_t nr_hosts;
+	char *database, *user, *password, *cluster, *cacert;
+	bool secure, insecure;
+	long timeout;
+};
+
+void ch_location_init(struct ch_location *l);
+void ch_location_release(struct ch_location *l);
+/* Parses REST, the text after "clickhouse:" ("//host:port/db?..."). Returns 0, or
+ * -EINVAL with a message naming the problem in err. */
+int ch_location__parse(struct ch_location *l, const char *rest, char *err, size_t errlen);
+
+/* A cached stack: its frame ids, root first. */
+struct ch_stack {
+	uint32_t depth;
+	uint64_t frames[];
+};
+
+/* A series as the series table knows it (rows grouped by id). */
+struct ch_series {
+	uint64_t id;
+	char *service, *ptype;
+	struct labels labels;
+	int64_t first_seen, last_seen;
+};
+
+/* What this server wrote of a series: rewritten when the range or metadata outgrows it. */
+struct ch_seen {
+	int64_t first, last;
+	uint64_t meta;		/* hash of units, spy name, rate */
+};
+
+struct ch_store {
+	struct store base;
+	struct ch_location loc;
+	void *curl;		/* CURL * */
+	size_t host;		/* the host requests go to first */
+	char *name;		/* the location without the password, for messages */
+	bool ready;		/* the schema is there */
+	char version[32];	/* ClickHouse's version() */
+
+	struct hashmap *frames;	/* id (8 bytes) -> char * name */
+	struct hashmap *stacks;	/* id -> struct ch_stack * */
+	struct hashmap *seen;	/* series id -> struct ch_seen * */
+	struct hashmap *types;	/* service -> char * its default profile type */
+};
+
+extern const int64_t ch_level_step[CH_NR_LEVELS];
+extern const char *const ch_level_table[CH_NR_LEVELS];
+/* The whole-service rollups ([0] is the raw table): one row per service, type, bucket and
+ * stack, over every series. */
+extern const char *const ch_fleet_table[CH_NR_LEVELS];
+
+/* Content hashes: a frame name's id, a stack's id (frame ids root first), a series' id. */
+uint64_t ch__frame_id(const char *name, size_t len);
+uint64_t ch__stack_id(const uint64_t *frames, uint32_t depth);
+uint64_t ch__series_id(const char *service, const char *ptype, const char *labels_key);
+/* The label set as the series table keeps it: "name\x1fvalue\x1e..." (sorted input). */
+void ch__labels_key(struct strbuf *out, const struct labels *l);
+void ch__labels_parse(struct labels *l, const char *key, size_t len);
+
+/* RowBinary encoding (little-endian integers, varint-prefixed strings and arrays). */
+void rb_u32(struct strbuf *b, uint32_t v);
+void rb_u64(struct strbuf *b, uint64_t v);
+void rb_varint(struct strbuf *b, uint64_t v);
+void rb_str(struct strbuf *b, const char *s, size_t len);
+
+/* A RowBinary reader over an answer; any read past the end sets bad and returns 0/"". */
+struct rb_reader {
+	const uint8_t *p, *end;
+	bool bad;
+};
+uint64_t rbr_u64(struct rb_reader *r);
+uint32_t rbr_u32(struct rb_reader *r);
+uint64_t rbr_varint(struct rb_reader *r);
+/* A string: returns its bytes (not NUL-terminated) and sets *len. */
+const char *rbr_str(struct rb_reader *r, size_t *len);
+/* A reader over the bytes of an answer. */
+static inline struct rb_reader rbr_of(const struct strbuf *b)
+{
+	return (struct rb_reader){ (const uint8_t *)b->buf, (const uint8_t *)b->buf + b->len, false };
+}
+static inline bool rbr_more(const struct rb_reader *r)
+{
+	return !r->bad && r->p < r->end;
+}
+
+/* Appends s as a ClickHouse string literal ('...', with \ and ' escaped). */
+void ch__quote(struct strbuf *b, const char *s);
+/* Gzip-compresses len bytes into out (replacing its contents). */
+void ch__gzip(struct strbuf *out, const void *data, size_t len);
+
+/* Runs one request on host (SIZE_MAX: the current host, then the others in turn when it
+ * cannot be reached): sql as the query; with body, sql is an INSERT ... FORMAT RowBinary
+ * and body its rows. The answer (decompressed) goes to out when out is not NULL. what
+ * says what was being done, for messages. Returns 0; -EAGAIN when no host could be
+ * reached (ClickHouse down: try later); -EIO when ClickHouse refused the request (its
+ * message in err). */
+int ch__request(struct ch_store *s, size_t host, const char *sql, const struct strbuf *body,
+		struct strbuf *out, const char *what, char *err, size_t errlen);
+/* Opens and closes the curl handle of s. */
+int ch__http_open(struct ch_store *s, char *err, size_t errlen);
+void ch__http_close(struct ch_store *s);
+
+/* Creates or upgrades the schema when it is not known to be there. Returns 0, or a
+ * negative errno (-EAGAIN: ClickHouse unreachable). */
+int ch__ensure(struct ch_store *s, char *err, size_t errlen);
+
+/* Reads the series of the services named (none: all services), grouped by id, into
+ * *out (malloc'd; free with ch__free_series): every one that may hold data at or after
+ * since (0: all). Also fills the cache of default types. */
+int ch__load_series(struct ch_store *s, const char *const *services, size_t nr_services,
+		    int64_t since, struct ch_series **out, size_t *n, char *err, size_t errlen);
+void ch__free_series(struct ch_series *v, size_t n);
+/* The default profile type of service: the type of its first stored series, NULL when
+ * the service has none (after ch__load_series named it). */
+const char *ch__default_type(struct ch_store *s, const char *service);
+void ch__set_default_type(struct ch_store *s, const char *service, const char *type);
+
+int ch__put(struct store *st, const struct store_put *put, char *err, size_t errlen);
+int ch__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+	       struct profile *out, char *err, size_t errlen);
+int ch__select_tree(struct store *st, const struct store_query *q, int64_t from,
+		    int64_t until, struct store_tree *out, char *err, size_t errlen);
+int ch__series(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+	       struct store_series *out, char *err, size_t errlen);
+int ch__label_names(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+		    char ***out, size_t *n, char *err, size_t errlen);
+int ch__label_values(struct store *st, const struct store_query *q, const char *name,
+		     int64_t from, int64_t until, char ***out, size_t *n, char *err,
+		     size_t errlen);
+int ch__services(struct store *st, struct store_service **out, size_t *n, char *err,
+		 size_t errlen);
+
+#endif
