@@ -518,10 +518,13 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* names: label names; name set: its values; pairs: "name\x1fvalue" of every label (what
+ * store__label_pairs asks for with a NULL name). */
 static int labels_common(struct ch_store *s, const struct store_query *q, const char *name,
-			 int64_t from, int64_t until, char ***out, size_t *n, char *err,
-			 size_t errlen)
+			 bool pairs, int64_t from, int64_t until, char ***out, size_t *n,
+			 char *err, size_t errlen)
 {
+	struct strbuf pair = STRBUF_INIT;
 	struct hashmap *set = hashmap__new();
 	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	const void *key;
@@ -537,6 +540,12 @@ static int labels_common(struct ch_store *s, const struct store_query *q, const 
 		for (size_t j = 0; j < v->labels.n; j++) {
 			const char *x = name ? (strcmp(v->labels.v[j].name, name) ? NULL
 						: v->labels.v[j].value) : v->labels.v[j].name;
+			if (pairs) {
+				strbuf_reset(&pair);
+				strbuf_addf(&pair, "%s\x1f%s", v->labels.v[j].name,
+					    v->labels.v[j].value);
+				x = pair.buf;
+			}
 			if (x)
 				hashmap__insert(set, x, strlen(x), NULL);
 		}
@@ -547,6 +556,7 @@ static int labels_common(struct ch_store *s, const struct store_query *q, const 
 		(*out)[(*n)++] = xstrndup(key, len);
 	qsort(*out, *n, sizeof(**out), str_cmp);
 	hashmap__free(set);
+	strbuf_release(&pair);
 	matched_release(&m);
 	return ret;
 }
@@ -554,14 +564,16 @@ static int labels_common(struct ch_store *s, const struct store_query *q, const 
 int ch__label_names(struct store *st, const struct store_query *q, int64_t from, int64_t until,
 		    char ***out, size_t *n, char *err, size_t errlen)
 {
-	return labels_common((struct ch_store *)st, q, NULL, from, until, out, n, err, errlen);
+	return labels_common((struct ch_store *)st, q, NULL, false, from, until, out, n, err,
+			     errlen);
 }
 
 int ch__label_values(struct store *st, const struct store_query *q, const char *name,
 		     int64_t from, int64_t until, char ***out, size_t *n, char *err,
 		     size_t errlen)
 {
-	return labels_common((struct ch_store *)st, q, name, from, until, out, n, err, errlen);
+	return labels_common((struct ch_store *)st, q, name, !name, from, until, out, n, err,
+			     errlen);
 }
 
 /* Each service's profile types: its default (the type of its first series) first, then

@@ -110,6 +110,8 @@ queries=(
 	"pyroscope/label-values?label=host&query=app.cpu&from=$F&until=$U"
 	"pyroscope/label-values?label=container&query=checkout&from=$F&until=$U"
 	"pyroscope/label-values?label=__name__&from=$F&until=$U"
+	"api/labels?query=app.cpu&from=$F&until=$U"
+	"api/labels?query=checkout&from=$F&until=$U"
 	"api/apps"
 )
 i=0
