@@ -672,10 +672,17 @@ void query__apps(struct request *r, struct response *resp)
 		const char *name = tenant__strip(r, sv[i].name);
 		if (!name)	/* another tenant's */
 			continue;
-		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:I}", "name", name,
+		/* Pyroscope's service name and the type, so the UI can group a service's
+		 * types (app.cpu, app.alloc_space) under one name */
+		const char *type = sv[i].profile_type ? sv[i].profile_type
+						       : ptype__of_service(sv[i].name);
+		char *base = targets__service_name(name);
+		json_array_append_new(a, json_pack("{s:s,s:s,s:i,s:s,s:I,s:s,s:s}", "name", name,
 						   "spyName", sv[i].spy_name, "sampleRate",
 						   (int)sv[i].sample_rate, "units", sv[i].units,
-						   "lastSeen", (json_int_t)sv[i].last_seen));
+						   "lastSeen", (json_int_t)sv[i].last_seen,
+						   "serviceName", base, "profileType", type));
+		free(base);
 	}
 	store__free_services(sv, n);
 	resp__json(resp, 200, a);

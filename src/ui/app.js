@@ -232,7 +232,7 @@
 	}
 
 	function syncControls() {
-		$('service').value = S.service;
+		if (apps.length) showServiceMeta();	/* the service and profile pickers */
 		var preset = $('preset'), isPreset = S.until === 'now' &&
 			[].some.call(preset.options, function (o) { return o.value === S.from; });
 		preset.value = isPreset ? S.from : 'custom';
@@ -308,7 +308,7 @@
 		if (!S.search && fid < 0 && !view.match) { $('found').textContent = ''; return; }	/* nothing to redraw */
 		var r = view.search(S.search);
 		$('found').textContent = !r ? '' : T.diff ? 'matched: A ' + pct(r.shareA) + ', B ' + pct(r.shareB)
-			: 'matched: ' + fmt(r.a) + ' samples (' + pct(r.shareA) + ')';
+			: 'matched: ' + quantity()(r.a) + ' (' + pct(r.shareA) + ')';
 		if (fid >= 0) {
 			var names = r ? r.names.slice() : new Uint8Array(T.names.length - 1);
 			names[fid] = 1;
@@ -319,6 +319,15 @@
 	}
 	function fmt(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
 	function pct(x) { return (100 * x).toFixed(2) + '%'; }
+	/* Values in the unit of the service's profile type (its id's 3rd field): bytes,
+	 * nanoseconds, or counts of its sample type (samples, objects, goroutines, ...). */
+	function quantity() {
+		var cur = apps.filter(function (a) { return a.name === S.service; })[0];
+		var f = (cur && cur.profileType || '').split(':'), what = f[1] || 'samples';
+		if (/objects$/.test(what)) what = 'objects';
+		else if (what === 'goroutine') what = 'goroutines';
+		return KilnFlame.quantity(f[2], what);
+	}
 
 	function legend(T) {
 		var box = $('legend'), seen = {}, i;
@@ -344,8 +353,9 @@
 		}
 		var note = document.createElement('span');
 		note.className = 'kf-note';
-		note.textContent = T.diff ? 'A: ' + fmt(T.totalA) + ' samples, B: ' + fmt(T.totalB) +
-			' samples; widths are the mean of both shares' : fmt(T.totalA) + ' samples';
+		var q = quantity();
+		note.textContent = T.diff ? 'A: ' + q(T.totalA) + ', B: ' + q(T.totalB) +
+			'; widths are the mean of both shares' : q(T.totalA);
 		box.appendChild(note);
 	}
 
@@ -387,7 +397,7 @@
 		if (view) view.destroy();
 		tree = app.tree = T;
 		view = app.view = KilnFlame.render($('flame'), T, {
-			inverted: S.flip, onHover: onHover,
+			inverted: S.flip, onHover: onHover, quantity: quantity(),
 			onZoom: function (i) { S.zoom = zoomPath(i); saveState(false); },
 			onSelect: function (info) { if (info) $('status').textContent = info.name + (info.runtime ? ' [' + info.runtime + ']' : '') + ' \u2014 ' + info.lines.join('; '); }
 		});
@@ -484,11 +494,26 @@
 		table.sortKey = desc ? S.sort.slice(1) : S.sort; table.sortDir = desc ? -1 : 1;
 	}
 
-	$('service').addEventListener('change', function () {
-		S.service = this.value; S.filters = {}; S.zoom = []; S.fn = '';
+	function pickService(name) {
+		S.service = name; S.filters = {}; S.zoom = []; S.fn = '';
 		S.a.filters = {}; S.b.filters = {};
+		showServiceMeta();
 		saveState(true); load();
+	}
+	/* The service picker lists Pyroscope's service names; the profile picker the types
+	 * stored under the one chosen (app.cpu, app.alloc_space, ...), CPU first. */
+	function typesOf(base) {
+		return apps.filter(function (a) { return (a.serviceName || a.name) === base; })
+			.sort(function (x, y) {
+				var cx = /^process_cpu:/.test(x.profileType || ''), cy = /^process_cpu:/.test(y.profileType || '');
+				return cx !== cy ? (cx ? -1 : 1) : x.name < y.name ? -1 : 1;
+			});
+	}
+	$('service').addEventListener('change', function () {
+		var t = typesOf(this.value);
+		if (t.length) pickService(t[0].name);
 	});
+	$('ptype').addEventListener('change', function () { pickService(this.value); });
 	$('preset').addEventListener('change', function () {
 		if (this.value === 'custom') { $('from').focus(); return; }
 		S.from = this.value; S.until = 'now'; S.zoom = [];
@@ -540,9 +565,21 @@
 	/* The service list; the page's first query does not wait for it when the URL names
 	 * the service (the two requests run in parallel), but 'kiln:ready' does. */
 	var appsReady = null;
+	function typeLabel(a) {
+		var f = (a.profileType || '').split(':');
+		return f.length >= 3 ? f[0] + ' ' + f[1] + ' (' + f[2] + ')' : a.name;
+	}
 	function showServiceMeta() {
 		var cur = apps.filter(function (a) { return a.name === S.service; })[0];
-		$('service').value = S.service;
+		var base = cur ? cur.serviceName || cur.name : '', sel = $('ptype');
+		$('service').value = base;
+		sel.textContent = '';
+		typesOf(base).forEach(function (a) {
+			var o = document.createElement('option');
+			o.value = a.name; o.textContent = typeLabel(a);
+			sel.appendChild(o);
+		});
+		sel.value = S.service;
 		$('svc-meta').textContent = cur ? cur.spyName + ', ' + cur.sampleRate + ' Hz, ' + cur.units : '';
 	}
 	function start() {
@@ -553,12 +590,19 @@
 			var sel = $('service');
 			apps = list;
 			apps.sort(function (x, y) { return x.name < y.name ? -1 : 1; });
+			var bases = {};
 			apps.forEach(function (a) {
+				var b = a.serviceName || a.name;
+				if (bases[b]) return;
+				bases[b] = 1;
 				var o = document.createElement('option');
-				o.value = a.name; o.textContent = a.name;
+				o.value = b; o.textContent = b;
 				sel.appendChild(o);
 			});
-			if (!S.service && apps.length) { S.service = apps[0].name; saveState(false); }
+			if (!S.service && apps.length) {
+				S.service = typesOf(apps[0].serviceName || apps[0].name)[0].name;
+				saveState(false);
+			}
 			showServiceMeta();
 			return true;
 		}).catch(function (e) {

@@ -271,6 +271,26 @@
 	/* ---- drawing ---- */
 
 	function fmt(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
+	/* A formatter of values in unit (a profile type's: "bytes", "nanoseconds", "count";
+	 * what counts: "samples", "objects", ...): "1.5 MiB", "12.0 ms", "1,234 samples". */
+	function quantityOf(unit, what) {
+		function scaled(n, steps, base) {
+			var i = 0, v = n;
+			while (i + 1 < steps.length && Math.abs(v) >= base) { v /= base; i++; }
+			return (i ? v.toFixed(1) : fmt(v)) + ' ' + steps[i];
+		}
+		if (unit === 'bytes')
+			return function (n) { return scaled(n, ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'], 1024); };
+		if (unit === 'nanoseconds')
+			return function (n) {
+				if (Math.abs(n) < 1e3) return fmt(n) + ' ns';
+				if (Math.abs(n) < 1e6) return (n / 1e3).toFixed(1) + ' \u00b5s';
+				if (Math.abs(n) < 1e9) return (n / 1e6).toFixed(1) + ' ms';
+				return (n / 1e9).toFixed(2) + ' s';
+			};
+		var word = what || 'samples';
+		return function (n) { return fmt(n) + ' ' + word; };
+	}
 	function pct(x, t) { return t > 0 ? (100 * x / t).toFixed(2) + '%' : '0%'; }
 
 	/* Compiles a search: "/re/flags" is a regular expression, anything else a
@@ -306,6 +326,7 @@
 
 	function render(canvas, T, opt) {
 		opt = opt || {};
+		var qty = opt.quantity || quantityOf();
 		var rowH = opt.rowHeight || 18, minW = opt.minWidth || 0.5, font = opt.font ||
 			'12px ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace';
 		var ctx = canvas.getContext('2d'), view = { tree: T, zoomNode: 0, selected: -1,
@@ -426,16 +447,16 @@
 			if (i === 0) r.runtime = '';
 			if (T.diff) {
 				var sa = T.totalA ? T.a[i] / T.totalA : 0, sb = T.totalB ? T.b[i] / T.totalB : 0;
-				r.lines.push('total: A ' + fmt(T.a[i]) + ' (' + pct(T.a[i], T.totalA) + ')  B ' +
-					fmt(T.b[i]) + ' (' + pct(T.b[i], T.totalB) + ')');
-				r.lines.push('self: A ' + fmt(T.as[i]) + ' (' + pct(T.as[i], T.totalA) + ')  B ' +
-					fmt(T.bs[i]) + ' (' + pct(T.bs[i], T.totalB) + ')');
+				r.lines.push('total: A ' + qty(T.a[i]) + ' (' + pct(T.a[i], T.totalA) + ')  B ' +
+					qty(T.b[i]) + ' (' + pct(T.b[i], T.totalB) + ')');
+				r.lines.push('self: A ' + qty(T.as[i]) + ' (' + pct(T.as[i], T.totalA) + ')  B ' +
+					qty(T.bs[i]) + ' (' + pct(T.bs[i], T.totalB) + ')');
 				r.lines.push('change: ' + (sb >= sa ? '+' : '') + (100 * (sb - sa)).toFixed(2) +
 					' percentage points of the total');
 			} else {
-				r.lines.push('total: ' + fmt(T.a[i]) + ' samples (' + pct(T.a[i], T.totalA) +
+				r.lines.push('total: ' + qty(T.a[i]) + ' (' + pct(T.a[i], T.totalA) +
 					(z ? ', ' + pct(T.a[i], T.a[z]) + ' of zoom' : '') + ')');
-				r.lines.push('self: ' + fmt(T.as[i]) + ' samples (' + pct(T.as[i], T.totalA) + ')');
+				r.lines.push('self: ' + qty(T.as[i]) + ' (' + pct(T.as[i], T.totalA) + ')');
 			}
 			return r;
 		};
@@ -521,6 +542,7 @@
 	function mount(container, T, options) {
 		var o = {}, k;
 		for (k in options || {}) o[k] = options[k];
+		var mq = o.quantity || quantityOf();
 		var root = el('div', 'kf'), bar = el('div', 'kf-bar'), wrap = el('div', 'kf-wrap');
 		if (o.title) root.appendChild(el('h1', 'kf-title', o.title));
 		if (o.subtitle) root.appendChild(el('p', 'kf-sub', o.subtitle));
@@ -535,8 +557,8 @@
 		if (T.diff) {
 			legend.appendChild(el('span', 'kf-key kf-grow', 'grew in B'));
 			legend.appendChild(el('span', 'kf-key kf-shrink', 'shrank in B'));
-			legend.appendChild(el('span', 'kf-note', 'A: ' + fmt(T.totalA) + ' samples, B: ' +
-				fmt(T.totalB) + ' samples; widths are the mean of both shares'));
+			legend.appendChild(el('span', 'kf-note', 'A: ' + mq(T.totalA) + ', B: ' +
+				mq(T.totalB) + '; widths are the mean of both shares'));
 		} else {
 			for (k = 0; k < T.names.length - 1; k++) seen[T.rt[k]] = 1;
 			Object.keys(RUNTIMES).forEach(function (rt) {
@@ -545,7 +567,7 @@
 				chip.style.background = frameColor(RUNTIMES[rt][3], rt);
 				legend.appendChild(chip);
 			});
-			legend.appendChild(el('span', 'kf-note', fmt(T.totalA) + ' samples'));
+			legend.appendChild(el('span', 'kf-note', mq(T.totalA)));
 		}
 		root.appendChild(legend);
 		var status = el('div', 'kf-status', 'Click a frame to zoom; arrow keys move, Enter zooms, ' +
@@ -587,7 +609,7 @@
 		function doSearch() {
 			var r = view.search(search.value);
 			found.textContent = !r ? '' : T.diff ? 'matched: A ' + pct(r.a, T.totalA) + ', B ' + pct(r.b, T.totalB)
-				: 'matched: ' + fmt(r.a) + ' samples (' + pct(r.a, T.totalA) + ')';
+				: 'matched: ' + mq(r.a) + ' (' + pct(r.a, T.totalA) + ')';
 		}
 		search.addEventListener('input', doSearch);
 		search.addEventListener('keydown', function (ev) {
@@ -613,6 +635,7 @@
 
 	global.KilnFlame = { fromStacks: fromStacks, fromFlamebearer: fromFlamebearer, render: render,
 		mount: mount, runtimeOf: runtimeOf, matcher: matcher, search: searchTree,
+		quantity: quantityOf,
 		/* a frame's fill colour and its runtime's display name, for legends and tables */
 		colorOf: function (name) { return frameColor(name, runtimeOf(name)); },
 		runtimeName: function (name) { return RUNTIMES[runtimeOf(name)][3]; } };

@@ -283,6 +283,31 @@ async function main() {
 		assert.strictEqual(walk[2], '15 (6.52%)', 'recursive total counted more than once: ' + walk);
 		ok('switching to service billing; walk (recursive) has self 15 and total 15, not 35');
 
+		/* a service with two profile types: one name in the service picker, both in the
+		 * profile picker, values in the type's unit */
+		const ingest = async (name, body) => {
+			const r = await fetch(srv.url + 'ingest?name=' + encodeURIComponent(name) + '&from=' +
+				L.minutesAgo(3) + '&until=' + L.minutesAgo(2), { method: 'POST', body });
+			assert(r.ok, 'ingest ' + name + ': ' + r.status);
+		};
+		await ingest('cart.cpu', 'main;checkout 30\n');
+		await ingest('cart.alloc_space', 'main;checkout;grow 3145728\nmain;idle 1048576\n');
+		await page.goto(srv.url + '?service=cart.cpu');
+		await ready(page);
+		assert.strictEqual(await page.inputValue('#service'), 'cart');
+		const svcs = await page.$$eval('#service option', (o) => o.map((x) => x.value));
+		assert.deepStrictEqual(svcs, ['billing', 'cart', 'shop']);
+		const types = await page.$$eval('#ptype option', (o) => o.map((x) => x.value + '=' + x.textContent));
+		assert.deepStrictEqual(types, ['cart.cpu=process_cpu samples (count)',
+			'cart.alloc_space=memory alloc_space (bytes)']);
+		assert.strictEqual(await page.textContent('#legend .kf-note'), '30 samples');
+		await page.selectOption('#ptype', 'cart.alloc_space');
+		await ready(page);
+		assert(page.url().includes('service=cart.alloc_space'), page.url());
+		assert.strictEqual(await page.textContent('#legend .kf-note'), '4.0 MiB');
+		assert.strictEqual(await page.evaluate(() => kilnApp.tree.totalA), 4194304);
+		ok('service cart: one entry, its cpu and alloc_space types in the profile picker, 4.0 MiB');
+
 		assert.deepStrictEqual(w.problems(), []);
 		ok('no failed request, HTTP error or console error');
 	} finally {
