@@ -1,0 +1,46 @@
+/* The Ruby and PHP frame decoders (runtimes/ruby_layout.h, php_layout.h) on bytes as a
+ * target process's memory would hold them: Ruby's succinct line index, PHP's zend_string
+ * and zend_function fingerprint, under every layout the tables have. The first byte picks
+ * the decoder and the version. */
+#include "fuzz.h"
+
+#include "runtimes/php_layout.h"
+#include "runtimes/ruby_layout.h"
+#include "util/strbuf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const int rb[][2] = { { 2, 7 }, { 3, 0 }, { 3, 1 }, { 3, 2 }, { 3, 3 }, { 3, 4 } };
+	static const int php[][2] = { { 7, 4 }, { 8, 0 }, { 8, 1 }, { 8, 2 }, { 8, 3 }, { 8, 4 } };
+	uint32_t pos, entries;
+
+	if (size < 9)
+		return 0;
+	pos = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16;
+	entries = (uint32_t)data[4] | (uint32_t)data[5] << 8 | (uint32_t)data[6] << 16;
+	if (data[0] & 1) {
+		struct rb_layout l;
+		int major, minor;
+		size_t off, len;
+		if (rb_layout__for_version(rb[(data[0] >> 1) % 6][0], rb[(data[0] >> 1) % 6][1], &l))
+			return 0;
+		rb_layout__succ_span(pos, &off, &len);
+		rb_layout__succ_index(data + 7, size - 7, pos, entries);
+		rb_layout__parse_version((const char *)data + 7, size - 7, &major, &minor);
+	} else {
+		struct php_layout l;
+		struct php_fn_print f;
+		struct strbuf s = STRBUF_INIT;
+		char ver[32];
+		int major, minor;
+		if (php_layout__for_version(php[(data[0] >> 1) % 6][0], php[(data[0] >> 1) % 6][1], &l))
+			return 0;
+		php_layout__string(&l, data + 7, size - 7, &s);
+		if (!php_layout__fn_print(&l, data + 7, size - 7, &f))
+			php_layout__line(&f, data[1] & 1, pos);
+		php_layout__parse_version((const char *)data + 7, size - 7, &major, &minor, ver,
+					  sizeof(ver));
+		strbuf_release(&s);
+	}
+	return 0;
+}
