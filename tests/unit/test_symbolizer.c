@@ -60,9 +60,12 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A process under ASan with its threads can map more than a few hundred regions. */
+#define MAX_MAPS 4096
+
 struct maps {
-	struct mapping m[256];
-	char paths[256][256];
+	struct mapping m[MAX_MAPS];
+	char paths[MAX_MAPS][256];
 	int n;
 };
 
@@ -75,7 +78,7 @@ static void maps_read(struct maps *ms, pid_t pid)
 	f = fopen(path, "r");
 	assert_non_null(f);
 	ms->n = 0;
-	while (ms->n < 256 && fgets(line, sizeof(line), f)) {
+	while (ms->n < MAX_MAPS && fgets(line, sizeof(line), f)) {
 		struct mapping *m = &ms->m[ms->n];
 		unsigned long long lo, hi, off, ino;
 		unsigned maj, min;
@@ -132,7 +135,7 @@ static void test_live_process_in_chroot_and_pinning(void **state)
 	unsigned long long alpha = 0, beta = 0, jit = 0;
 	struct symbolizer *live = symbolizer__new(0), *pinned = symbolizer__new(0), *late;
 	struct proc_ref p;
-	struct maps ms;
+	static struct maps ms;	/* 1 MiB: not on the stack */
 	char want[64];
 	pid_t pid;
 	FILE *f;
@@ -226,7 +229,7 @@ static void test_own_process_libc_and_vdso(void **state)
 {
 	struct symbolizer *s = symbolizer__new(0);
 	struct proc_ref p = { getpid(), getpid() };
-	struct maps ms;
+	static struct maps ms;	/* 1 MiB: not on the stack */
 	const char *name;
 	int i, ret;
 
