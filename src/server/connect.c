@@ -40,6 +40,16 @@ void connect__error(struct response *resp, const char *code, const char *fmt, ..
 	va_end(ap);
 }
 
+void connect__error_at(struct response *resp, unsigned status, const char *code,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	resp__errorv(resp, status, code, fmt, ap);
+	va_end(ap);
+}
+
 static bool is_json(const char *ctype)
 {
 	return ctype && !strncmp(ctype, "application/json", 16);
@@ -418,9 +428,8 @@ ProtobufCMessage *connect__decode(struct request *r, struct response *resp,
 	char err[256];
 
 	if (!is_json(ctype) && (!ctype || strncmp(ctype, "application/proto", 17))) {
-		connect__error(resp, "invalid_argument", "unsupported Content-Type '%.64s': send "
-			       "application/proto or application/json", ctype ? ctype : "");
-		resp->status = 415;
+		connect__error_at(resp, 415, "invalid_argument", "unsupported Content-Type '%.64s': "
+				  "send application/proto or application/json", ctype ? ctype : "");
 		return NULL;
 	}
 	if (req__gunzip_body(r, resp, false))

@@ -31,6 +31,10 @@ void connect__reply_packed(const struct request *r, struct response *resp,
  * "unavailable", ...), the HTTP status the one Connect maps it to. */
 void connect__error(struct response *resp, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same with the HTTP status given, where a route answers one Connect's table does not
+ * name (415 for a content type, 422 for a time out of range). */
+void connect__error_at(struct response *resp, unsigned status, const char *code,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* A request's [start, end) in milliseconds as seconds [from, until), rounded outwards;
  * end 0 is now, start 0 an hour before end (all time when all_time). Sets a Connect error

@@ -10,30 +10,17 @@
 #include "server/http.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "push.pb-c.h"
 #include "profile/profile.h"
 #include "profile/ptype.h"
+#include "server/connect.h"
 #include "server/selector.h"
 #include "util/log.h"
 
 #define MAX_LABEL_VALUE 256
-
-static void connect_error(struct response *resp, unsigned status, const char *code,
-			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void connect_error(struct response *resp, unsigned status, const char *code,
-			  const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	resp__errorv(resp, status, code, fmt, ap);
-	va_end(ap);
-}
 
 /* A label name a query can name (the selector's rule), of reasonable length. */
 static bool valid_label_name(const char *s)
@@ -76,10 +63,10 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 		/* service_name has the service-name rule, below */
 		if (!valid_label_name(l->name) ||
 		    (strcmp(l->name, "service_name") && !valid_label_value(l->value))) {
-			connect_error(resp, 400, "invalid_argument",
-				      "series %zu: invalid label '%.64s': names are [A-Za-z_][A-Za-z0-9_.]*, "
-				      "values at most %d printable bytes", index,
-				      l->name ? l->name : "", MAX_LABEL_VALUE);
+			connect__error_at(resp, 400, "invalid_argument",
+				         "series %zu: invalid label '%.64s': names are [A-Za-z_][A-Za-z0-9_.]*, "
+				         "values at most %d printable bytes", index,
+				         l->name ? l->name : "", MAX_LABEL_VALUE);
 			return NULL;
 		}
 		if (!strcmp(l->name, "service_name"))
@@ -89,17 +76,17 @@ static const char *series_labels(const Push__V1__RawProfileSeries *s, struct lab
 		else if (strncmp(l->name, "__", 2))
 			labels__set(out, l->name, l->value);
 		if (out->n > INGEST_MAX_LABELS) {	/* before labels__set grows N^2 */
-			connect_error(resp, 400, "invalid_argument",
-				      "series %zu has more than %d label names", index,
-				      INGEST_MAX_LABELS);
+			connect__error_at(resp, 400, "invalid_argument",
+				         "series %zu has more than %d label names", index,
+				         INGEST_MAX_LABELS);
 			return NULL;
 		}
 	}
 	if (!service || !selector__valid_service(service)) {
-		connect_error(resp, 400, "invalid_argument",
-			      "series %zu: %s service_name label%s", index,
-			      service ? "invalid" : "no", service ? ": use 1 to 256 characters of "
-			      "[A-Za-z0-9_.-/]" : "");
+		connect__error_at(resp, 400, "invalid_argument",
+			         "series %zu: %s service_name label%s", index,
+			         service ? "invalid" : "no", service ? ": use 1 to 256 characters of "
+			         "[A-Za-z0-9_.-/]" : "");
 		return NULL;
 	}
 	return service;
@@ -116,9 +103,9 @@ static int sample_time(struct response *resp, const struct profile *p, int64_t n
 
 	*from = *until = now;
 	if (ns < 0 || dur < 0) {
-		connect_error(resp, 422, "invalid_argument", "'%s' is out of range: %lld is negative",
-			      ns < 0 ? "time_nanos" : "duration_nanos",
-			      (long long)(ns < 0 ? ns : dur));
+		connect__error_at(resp, 422, "invalid_argument", "'%s' is out of range: %lld is negative",
+			         ns < 0 ? "time_nanos" : "duration_nanos",
+			         (long long)(ns < 0 ? ns : dur));
 		return -ERANGE;
 	}
 	if (ns > 0) {
@@ -154,22 +141,22 @@ void ingest__push(struct request *r, struct response *resp)
 	int64_t now = req__now();
 
 	if (!ctype || strncmp(ctype, "application/proto", 17)) {
-		connect_error(resp, 415, "invalid_argument",
-			      "unsupported Content-Type '%.64s': send application/proto",
-			      ctype ? ctype : "");
+		connect__error_at(resp, 415, "invalid_argument",
+			         "unsupported Content-Type '%.64s': send application/proto",
+			         ctype ? ctype : "");
 		return;
 	}
 	if (req__gunzip_body(r, resp, false))
 		return;
 	req = push__v1__push_request__unpack(NULL, r->body.len, (const uint8_t *)r->body.buf);
 	if (!req) {
-		connect_error(resp, 400, "invalid_argument", "body is not a PushRequest");
+		connect__error_at(resp, 400, "invalid_argument", "body is not a PushRequest");
 		return;
 	}
 	if (req->n_series > INGEST_MAX_SERIES_PER_PUSH) {
-		connect_error(resp, 400, "invalid_argument",
-			      "push has %zu series, more than the limit of %d", req->n_series,
-			      INGEST_MAX_SERIES_PER_PUSH);
+		connect__error_at(resp, 400, "invalid_argument",
+			         "push has %zu series, more than the limit of %d", req->n_series,
+			         INGEST_MAX_SERIES_PER_PUSH);
 		push__v1__push_request__free_unpacked(req, NULL);
 		return;
 	}
@@ -197,9 +184,9 @@ void ingest__push(struct request *r, struct response *resp)
 			ret = ingest__parse_pprof(ps->p, raw->data, raw->len, service, name,
 						  &ps->types, &ps->nr_types, err, sizeof(err));
 			if (ret) {
-				connect_error(resp, 400, "invalid_argument", "series %zu sample %zu: %s",
-					      i, j, ret == -ENOENT ? "pprof profile has no sample "
-					      "type kiln knows (cpu, wall, samples, space, ...)" : err);
+				connect__error_at(resp, 400, "invalid_argument", "series %zu sample %zu: %s",
+					         i, j, ret == -ENOENT ? "pprof profile has no sample "
+					         "type kiln knows (cpu, wall, samples, space, ...)" : err);
 				goto out;
 			}
 			if (sample_time(resp, ps->p, now, &ps->from, &ps->until))
