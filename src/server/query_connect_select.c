@@ -21,6 +21,21 @@
 /* A SelectSeries group_by makes at most this many series. */
 #define MAX_GROUPS 1000
 
+/* What every select starts with: a profile type (required), the range in seconds and the
+ * targets of the selector. Returns 0, or a negative errno with a Connect error set. */
+static int select_typed(struct request *r, struct response *resp, const char *type_id,
+			const char *selector, int64_t start, int64_t end, struct store_query *q,
+			struct targets *t, int64_t *from, int64_t *until)
+{
+	if (!*type_id) {
+		connect__error(resp, "invalid_argument", "missing profile_typeID");
+		return -EINVAL;
+	}
+	if (connect__range_ms(resp, start, end, false, from, until))
+		return -EINVAL;
+	return targets__select(r, resp, selector, type_id, *from, q, t);
+}
+
 /* Adds the merged stacks of every target to out. Returns 0, or a negative errno with a
  * Connect error set. */
 static int merged_profile(struct request *r, struct response *resp, const struct store_query *q,
@@ -164,12 +179,7 @@ static int stacktraces(struct request *r, struct response *resp, const char *typ
 			       format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE ? " in JSON" : "");
 		goto out;
 	}
-	if (!*type_id) {
-		connect__error(resp, "invalid_argument", "missing profile_typeID");
-		goto out;
-	}
-	if (connect__range_ms(resp, start, end, false, &from, &until) ||
-	    targets__select(r, resp, selector, type_id, from, &q, &t))
+	if ((ret = select_typed(r, resp, type_id, selector, start, end, &q, &t, &from, &until)))
 		goto out;
 	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_PPROF) {
 		if ((ret = merged_profile(r, resp, &q, &t, from, until, out->p)))
@@ -237,12 +247,8 @@ void query__connect_select_merge_profile(struct request *r, struct response *res
 	store_query_init(&q);
 	if (!req)
 		goto out;
-	if (!*req->profile_typeid) {
-		connect__error(resp, "invalid_argument", "missing profile_typeID");
-		goto out;
-	}
-	if (connect__range_ms(resp, req->start, req->end, false, &from, &until) ||
-	    targets__select(r, resp, req->label_selector, req->profile_typeid, from, &q, &t) ||
+	if (select_typed(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
+			 &q, &t, &from, &until) ||
 	    merged_profile(r, resp, &q, &t, from, until, p))
 		goto out;
 	if (!profile__nr_stacks(p))
@@ -421,12 +427,8 @@ void query__connect_select_series(struct request *r, struct response *resp)
 	store_query_init(&q);
 	if (!req)
 		goto out;
-	if (!*req->profile_typeid) {
-		connect__error(resp, "invalid_argument", "missing profile_typeID");
-		goto out;
-	}
-	if (connect__range_ms(resp, req->start, req->end, false, &from, &until) ||
-	    targets__select(r, resp, req->label_selector, req->profile_typeid, from, &q, &t))
+	if (select_typed(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
+			 &q, &t, &from, &until))
 		goto out;
 	for (size_t i = 0; i < req->n_group_by; i++) {
 		if (!selector__valid_label_name(req->group_by[i])) {
