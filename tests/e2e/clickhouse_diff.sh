@@ -38,19 +38,9 @@ cat > "$T/b.col" <<'COL'
 0;;python3;main_[p];io_[p];read_[k] 15
 2;web-2;nginx;main;ngx_http_handler 7
 COL
-python3 - "$T/heap.pprof" > "$T/push.bin" <<'PY'
+PYTHONPATH="$ROOT/tests/tools" python3 - "$T/heap.pprof" > "$T/push.bin" <<'PY'
 import sys
-def varint(n):
-    out = b""
-    while True:
-        b, n = n & 0x7f, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-def field(num, data):
-    return varint(num << 3 | 2) + varint(len(data)) + data
-def label(k, v):
-    return field(1, field(1, k.encode()) + field(2, v.encode()))
+from protowire import field, label
 series = (label("__name__", "memory") + label("service_name", "connectapp") +
           label("pod", "web-1") + field(2, field(1, open(sys.argv[1], "rb").read())))
 sys.stdout.buffer.write(field(1, series))

@@ -13,23 +13,11 @@ command -v curl > /dev/null || skip "curl is not installed"
 command -v python3 > /dev/null || skip "python3 is not installed"
 
 start_server "$T/data"
+export PYTHONPATH="$ROOT/tests/tools"	# protowire, which pb.py builds on
 cat > "$T/pb.py" <<'PY'
 # Protocol buffers by hand (push.proto's and profile.proto's field numbers): enough for
 # a PushRequest and a one-sample pprof.
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-def field(num, data):
-    if isinstance(data, str):
-        data = data.encode()
-    return varint(num << 3 | 2) + varint(len(data)) + data
-def vfield(num, n):
-    return varint(num << 3) + varint(n)
+from protowire import field, varint, vfield
 def pprof():
     st = ["", "cpu", "nanoseconds", "main", "work"]
     p = field(1, vfield(1, 1) + vfield(2, 2))                       # sample_type cpu/ns

@@ -47,17 +47,9 @@ code=$(curl -s -o "$T/reply" -w '%{http_code}' -X POST -H 'Content-Type: applica
 [ "$code" = 415 ] || fail "JSON got $code"
 # a stack index outside the stack table (a request field 1 with one profile whose sample
 # points at stack 5 of a dictionary with none)
-python3 - >"$T/bad.bin" <<'PY'
+PYTHONPATH="$ROOT/tests/tools" python3 - >"$T/bad.bin" <<'PY'
 import sys
-def varint(n):
-    out = b""
-    while True:
-        b, n = n & 0x7f, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-def field(num, data):
-    return varint(num << 3 | 2) + varint(len(data)) + data
+from protowire import field, varint
 sample = varint(1 << 3) + varint(5) + varint(4 << 3) + varint(1)
 profile = field(2, sample)
 scope = field(2, profile)

@@ -68,19 +68,9 @@ ns=$(awk '$1 == "cpu" { print $2 }' "$T/cpu.totals")
 curl -sf "${URL}pyroscope/render?query=goapp.cpu&from=now-1h&until=now" |
 	grep -q "\"numTicks\":$samples[,}]" || fail "flamebearer of goapp.cpu is not $samples ticks"
 # the Connect push API: the __name__ label names the types
-python3 - "$T/heap.pprof" >"$T/push.bin" <<'PY'
+PYTHONPATH="$ROOT/tests/tools" python3 - "$T/heap.pprof" >"$T/push.bin" <<'PY'
 import sys
-def varint(n):
-    out = b""
-    while True:
-        b, n = n & 0x7f, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-def field(num, data):
-    return varint(num << 3 | 2) + varint(len(data)) + data
-def label(k, v):
-    return field(1, field(1, k.encode()) + field(2, v.encode()))
+from protowire import field, label
 series = (label("__name__", "memory") + label("service_name", "connectapp") +
           label("pod", "web-1") + field(2, field(1, open(sys.argv[1], "rb").read())))
 sys.stdout.buffer.write(field(1, series))
