@@ -61,6 +61,8 @@ static void fill_header(const struct flush_parts *s, const struct flush_info *in
 	json_object_set_new(h, "filtered_samples", json_integer((json_int_t)in->counters.filtered));
 	json_object_set_new(h, "unique_stacks", json_integer((json_int_t)stacks__unique(s->stacks)));
 	json_object_set_new(h, "unwind_errors", json_integer((json_int_t)in->counters.unwind_errors));
+	json_object_set_new(h, "runtime_late_samples",
+			    json_integer((json_int_t)in->counters.runtime_late));
 	json_object_set_new(h, "processes", json_integer((json_int_t)proctab__count(s->procs)));
 	json_object_set_new(h, "agent_cpu_seconds", json_real(cpu));
 	json_object_set_new(h, "agent_peak_rss_kb", json_integer(ru.ru_maxrss));

@@ -107,6 +107,7 @@ static int decode_sample(struct record_decoder *s, struct cur *c, struct sampler
 	out->pid = (pid_t)(uint32_t)v;
 	out->tid = (pid_t)(uint32_t)(v >> 32);
 	out->time = cur_u64(c);
+	out->time_mono = s->mono_clock;
 	out->cpu = (uint32_t)cur_u64(c);
 	if (s->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		uint64_t nr = cur_u64(c);

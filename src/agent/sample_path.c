@@ -3,11 +3,19 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/strbuf.h"
 
 #define MAX_USER 256
 #define MAX_RT 256
+/* A runtime reader reads the thread as it is when the sample is handled, not as it was when
+ * the sample was taken. Handled this much later, the thread may be in another function: the
+ * batch a process's first samples arrive in (before it is followed, the rings are drained
+ * every 50 ms), or a consumer busy attaching to a new runtime, gave hundreds of samples the
+ * stack of one moment and moved a 70/30 share by 4 points. Such a sample keeps its native
+ * stack only. Handled in time, a sample is read within a millisecond or two. */
+#define RT_LATE_NS (10 * 1000000ull)
 
 struct sample_path {
 	struct sample_path_config cfg;
@@ -152,6 +160,19 @@ static void find_maps(struct sample_path *sp, struct proc *p, uint32_t nu)
 	}
 }
 
+/* Whether smp reaches us too late for its runtime stack to be read (see RT_LATE_NS). */
+static bool late(const struct sampler_sample *smp)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!smp->time_mono)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return now > smp->time && now - smp->time > RT_LATE_NS;
+}
+
 void sample_path__sample(struct sample_path *sp, const struct sampler_sample *smp)
 {
 	struct stack_sample ss = { 0 };
@@ -172,7 +193,9 @@ void sample_path__sample(struct sample_path *sp, const struct sampler_sample *sm
 	/* Kernel threads (no mappings) run no runtime: not worth a look. */
 	if (!p->rt_checked && proctab__nr_mappings(p->mm))
 		attach(sp, p);
-	if (p->rt) {
+	if (p->rt && late(smp)) {
+		sp->n.runtime_late++;
+	} else if (p->rt) {
 		int n = p->rt_ops->sample(p->rt, smp->tid, sp->rt, MAX_RT);
 		if (n > 0) {
 			ss.rt_ops = p->rt_ops;

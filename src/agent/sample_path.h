@@ -43,6 +43,8 @@ struct sample_path_counters {
 	uint64_t idle;		/* samples of the idle task (pid 0) */
 	uint64_t filtered;	/* samples of processes outside --pids */
 	uint64_t unwind_errors;	/* CFI unwinds that failed (the sampled ip is kept) */
+	uint64_t runtime_late;	/* samples of a followed runtime whose runtime stack was not
+				 * read: handled too long after they were taken */
 };
 
 struct sample_path;

@@ -50,6 +50,7 @@ struct sampler_sample {
 	pid_t pid, tid;
 	uint32_t cpu;
 	uint64_t time;			/* the source's clock (perf: CLOCK_MONOTONIC ns) */
+	bool time_mono;			/* time is CLOCK_MONOTONIC: its age can be told */
 	const uint64_t *kernel_ips;	/* leaf first, context markers removed */
 	uint32_t nr_kernel;
 	const uint64_t *user_ips;	/* leaf first (fp walk by the kernel) */

@@ -23,7 +23,9 @@
 #include "util/strbuf.h"
 
 #define READER_POLL_MS 1000	/* the reader thread drains at least this often */
-#define READER_MIN_POLL_MS 50	/* and a lazy reader at most this often */
+#define READER_MIN_POLL_MS 10	/* and a lazy reader at most this often */
+#define READER_LAZY_MS 50	/* a lazy reader at least this often: a process's first samples
+				 * wait this long for it (see RT_LATE_NS in agent/sample_path.c) */
 #define READER_HELD_MS 1	/* a record held for the order is merged this soon */
 #define KICK_TOKEN UINT32_MAX	/* epoll data of the kick eventfd */
 
@@ -78,8 +80,10 @@ static unsigned default_ring_pages(const struct sampler_config *cfg)
 	return pages;
 }
 
-/* How often a reader that no ring wakes must drain so that no ring fills: a quarter of
- * the time a CPU sampling at full rate takes to fill its ring. */
+/* How often a reader that no ring wakes drains: every READER_LAZY_MS, so that the first
+ * samples of a runtime that starts mid-session are read soon enough to be read at all (20
+ * wakeups a second, a few microseconds each), and at least every quarter of the time a CPU
+ * sampling at full rate takes to fill its ring. */
 static int lazy_poll_ms(const struct perf_source *s)
 {
 	const struct sampler_config *cfg = &s->cfg;
@@ -89,7 +93,7 @@ static int lazy_poll_ms(const struct perf_source *s)
 	fill_ms /= 4;
 	if (fill_ms < READER_MIN_POLL_MS)
 		fill_ms = READER_MIN_POLL_MS;
-	return fill_ms > READER_POLL_MS ? READER_POLL_MS : (int)fill_ms;
+	return fill_ms > READER_LAZY_MS ? READER_LAZY_MS : (int)fill_ms;
 }
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)

@@ -372,6 +372,44 @@ static void test_interleave(void **state)
 	pipeline_free(f);
 }
 
+/* A sample handled more than RT_LATE_NS after it was taken keeps its native stack only
+ * and is counted in the header; one taken just now gets its runtime frames. */
+static void test_interleave_late(void **state)
+{
+	const struct runtime_ops *const ops[] = { &fake_interleave, NULL };
+	struct fixture *f = pipeline(ops, NULL, 0, UNWIND_DWARF, false);
+	struct sampler_sample s;
+	struct timespec ts;
+	struct profile *p;
+	uint64_t now;
+	char want[512];
+
+	proctab__get(f->procs, getpid());
+	sample_path__attach_found(f->sp);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	s = fp_sample(f, getpid(), getpid(), f->ips, 3);
+	s.time_mono = true;
+	s.time = now - 200 * 1000000ull;	/* read 200 ms late */
+	sample_path__sample(f->sp, &s);
+	s.time = now;
+	sample_path__sample(f->sp, &s);
+	s.time_mono = false;	/* a clock we cannot compare with: read */
+	s.time = 1;
+	sample_path__sample(f->sp, &s);
+	assert_int_equal(sample_path__counters(f->sp).runtime_late, 1);
+	p = flush(f);
+	snprintf(want, sizeof(want),
+		 "%s;pl_root;pl_eval_frame;fn7 (app.fake:12)_[f];fn8 (app.fake:3)_[f];pl_leaf 2",
+		 comm_prefix);
+	assert_true(has_stack(p, want));
+	snprintf(want, sizeof(want), "%s;pl_root;pl_eval_frame;pl_leaf 1", comm_prefix);
+	assert_true(has_stack(p, want));
+	assert_int_equal(header_int(p, "runtime_late_samples"), 1);
+	profile__free(p);
+	pipeline_free(f);
+}
+
 /* A replace collector: told about execs and the files processes map, it covers this
  * process, so its samples are counted per thread; at the flush the covered thread's
  * samples become the collector's stacks scaled to the same count, the other thread keeps
@@ -478,6 +516,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_native_stacks),
 		cmocka_unit_test(test_interleave),
+		cmocka_unit_test(test_interleave_late),
 		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_dwarf_capture),
 	};
