@@ -54,6 +54,12 @@ $(BUILD)/kiln: $(BUILD)/obj/src/main.o $(BUILD)/libkiln.a
 	@echo "  LD      $@"
 	$(Q)$(CC) -o $@ $^ $(LDLIBS)
 
+# The same program under ASan/UBSan, for running the e2e tests against it:
+# `make build/kiln-san && KILN_BIN=$PWD/build/kiln-san make e2e E2E=server_`.
+$(BUILD)/kiln-san: $(BUILD)/san/src/main.o $(BUILD)/libkiln-san.a
+	@echo "  LD-SAN  $@"
+	$(Q)$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/libkiln.a: $(LIB_OBJS) $(PROTO_C:%.c=%.o)
 	$(Q)rm -f $@ && ar rcs $@ $^
 

@@ -2,7 +2,7 @@
 # and pass/fail/skip helpers that exit with perf's shell-test codes (0, 1, 2).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-KILN=$ROOT/build/kiln
+KILN=${KILN_BIN:-$ROOT/build/kiln}	# KILN_BIN: another build, e.g. build/kiln-san
 T=$(mktemp -d /tmp/kiln-e2e.XXXXXX)
 _cleanup_pids=()
 cleanup() {
