@@ -234,13 +234,17 @@ static void push_inlined(struct symctx *c, struct proc *proc, const struct proc_
 		push(c, v[1 + i]);
 }
 
-/* Emits runtime frames [from, to) of the key's runtime part. */
+/* Emits runtime frames [from, to) of the key's runtime part; a read that stopped early
+ * (RT_FRAME_TRUNCATED on its outermost frame) shows "[truncated]" where the frames it
+ * could not read would be. */
 static void emit_rt(struct symctx *c, const struct runtime_ops *ops, struct runtime_proc *rt,
 		    const uint64_t *w, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {
 		struct rt_frame f = { w[2 * i], (uint32_t)w[2 * i + 1],
 				      (uint32_t)(w[2 * i + 1] >> 32) };
+		if (f.flags & RT_FRAME_TRUNCATED)
+			push(c, profile__intern_str(c->p, "[truncated]"));
 		strbuf_reset(&c->sb);
 		ops->frame_name(rt, &f, &c->sb);
 		push(c, intern_sb(c));

@@ -57,11 +57,15 @@ static struct runtime_proc *int_attach(const struct proc_ref *p, char *skip_reas
 	return rp;
 }
 
+#define TRUNCATED_TID 424244	/* a thread whose read stops early */
+
 static int int_sample(struct runtime_proc *rp, pid_t tid, struct rt_frame *f, int max)
 {
 	if (max < 2)
 		return 0;
 	f[0] = (struct rt_frame){ 7, 12, RT_FRAME_ENTRY };
+	if (tid == TRUNCATED_TID)
+		f[0].flags |= RT_FRAME_TRUNCATED;
 	f[1] = (struct rt_frame){ 8, 3, 0 };
 	return 2;
 }
@@ -410,6 +414,28 @@ static void test_interleave_late(void **state)
 	pipeline_free(f);
 }
 
+/* A runtime read that stopped early shows "[truncated]" above the frames it read. */
+static void test_interleave_truncated(void **state)
+{
+	const struct runtime_ops *const ops[] = { &fake_interleave, NULL };
+	struct fixture *f = pipeline(ops, NULL, 0, UNWIND_DWARF, false);
+	struct sampler_sample s;
+	struct profile *p;
+	char want[512];
+
+	proctab__get(f->procs, getpid());
+	sample_path__attach_found(f->sp);
+	s = fp_sample(f, getpid(), TRUNCATED_TID, f->ips, 3);
+	sample_path__sample(f->sp, &s);
+	p = flush(f);
+	snprintf(want, sizeof(want),
+		 "%s;pl_root;pl_eval_frame;[truncated];fn7 (app.fake:12)_[f];fn8 (app.fake:3)_[f];"
+		 "pl_leaf 1", comm_prefix);
+	assert_true(has_stack(p, want));
+	profile__free(p);
+	pipeline_free(f);
+}
+
 /* A replace collector: told about execs and the files processes map, it covers this
  * process, so its samples are counted per thread; at the flush the covered thread's
  * samples become the collector's stacks scaled to the same count, the other thread keeps
@@ -517,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_native_stacks),
 		cmocka_unit_test(test_interleave),
 		cmocka_unit_test(test_interleave_late),
+		cmocka_unit_test(test_interleave_truncated),
 		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_dwarf_capture),
 	};

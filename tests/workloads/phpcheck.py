@@ -32,6 +32,14 @@ INTERP = ("execute_ex",)
 PFRAME = re.compile(r"^(.*?)(?: \((.*?)(?::(\d+))?\))?_\[php\]$")
 
 
+def before(frames, i):
+    """The frame before frames[i], past the "[truncated]" a stopped runtime read leaves."""
+    i -= 1
+    if i > 0 and frames[i] == "[truncated]":
+        i -= 1
+    return frames[i] if i >= 0 else None
+
+
 def stacks(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         for i, line in enumerate(f):
@@ -78,7 +86,7 @@ def ratio(path, script):
         if not ps:
             continue
         with_p += c
-        if any(f in INTERP for f in frames) and frames[ps[0][0] - 1] not in INTERP:
+        if any(f in INTERP for f in frames) and before(frames, ps[0][0]) not in INTERP:
             wrong.append(("not after the executor frame", frames))
         names = [p[1] for p in ps]
         leaf = next((n for n in reversed(names) if n in got), None)

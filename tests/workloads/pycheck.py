@@ -28,6 +28,14 @@ INTERP = ("_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx")
 PFRAME = re.compile(r"^(.*) \((.*?)(?::(\d+))?\)_\[p\]$")
 
 
+def before(frames, i):
+    """The frame before frames[i], past the "[truncated]" a stopped runtime read leaves."""
+    i -= 1
+    if i > 0 and frames[i] == "[truncated]":
+        i -= 1
+    return frames[i] if i >= 0 else None
+
+
 def stacks(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         for i, line in enumerate(f):
@@ -72,7 +80,7 @@ def ratio(path, script, merged):
         if not ps:
             continue
         with_p += c
-        if merged and ps[0][0] > 0 and frames[ps[0][0] - 1] not in INTERP:
+        if merged and ps[0][0] > 0 and before(frames, ps[0][0]) not in INTERP:
             wrong.append(("not after the interpreter frame", frames))
         names = [p[1] for p in ps]
         leaf = next((n for n in reversed(names) if n in got), None)

@@ -27,6 +27,14 @@ INTERP = ("rb_vm_exec",)
 RFRAME = re.compile(r"^(.*) \((.*?)(?::(\d+))?\)_\[rb\]$")
 
 
+def before(frames, i):
+    """The frame before frames[i], past the "[truncated]" a stopped runtime read leaves."""
+    i -= 1
+    if i > 0 and frames[i] == "[truncated]":
+        i -= 1
+    return frames[i] if i >= 0 else None
+
+
 def stacks(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         for i, line in enumerate(f):
@@ -73,7 +81,7 @@ def ratio(path, script, merged):
         if not rs:
             continue
         with_r += c
-        if merged and (rs[0][0] == 0 or frames[rs[0][0] - 1] not in INTERP):
+        if merged and (rs[0][0] == 0 or before(frames, rs[0][0]) not in INTERP):
             wrong.append(("not after rb_vm_exec", frames))
         names = [r[1] for r in rs]
         leaf = next((n for n in reversed(names) if n in got), None)
