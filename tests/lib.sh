@@ -14,7 +14,13 @@ trap cleanup EXIT
 # Kill this pid when the test exits.
 reap() { _cleanup_pids+=("$@"); }
 pass() { echo "PASS${1:+: $1}"; exit 0; }
-fail() { echo "FAIL: $*"; exit 1; }
+fail() {
+	echo "FAIL: $*"
+	# What the agent counted, to tell a slow host from a wrong stack.
+	[ -n "${COL:-}" ] && [ -f "$COL" ] && head -n 1 "$COL" | grep -oE \
+		'"(samples|lost|unwind_errors|runtime_late_samples)": *[0-9]+' | tr '\n' ' ' && echo
+	exit 1
+}
 skip() { echo "SKIP: $*"; exit 2; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root for perf_event_open"; }
 

@@ -20,61 +20,26 @@
 
 Lines are '<index>;<container>;<comm>;<frames...> <count>'. Exit 0 when the check holds.
 """
-import math
 import re
 import sys
+
+from colstacks import before, markers, runtime_frames, stacks, tolerance
 
 INTERP = ("_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx")
 PFRAME = re.compile(r"^(.*) \((.*?)(?::(\d+))?\)_\[p\]$")
 
 
-def before(frames, i):
-    """The frame before frames[i], past the "[truncated]" a stopped runtime read leaves."""
-    i -= 1
-    if i > 0 and frames[i] == "[truncated]":
-        i -= 1
-    return frames[i] if i >= 0 else None
-
-
-def stacks(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for i, line in enumerate(f):
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            frames, _, count = line.rpartition(" ")
-            parts = frames.split(";")
-            if len(parts) < 3:
-                sys.exit(f"malformed line {i + 1}: {line!r}")
-            yield parts[3:], int(count)
-
-
 def pframes(frames):
     """[(index, func, file, line)] of the _[p] frames."""
-    out = []
-    for i, fr in enumerate(frames):
-        m = PFRAME.match(fr)
-        if m:
-            out.append((i, m.group(1), m.group(2), int(m.group(3) or 0)))
-    return out
-
-
-def markers(script):
-    lines = {}
-    with open(script, encoding="utf-8") as f:
-        for n, text in enumerate(f, 1):
-            m = re.search(r"# LINE:(\S+)$", text.rstrip())
-            if m:
-                lines[m.group(1)] = n
-    return lines
+    return runtime_frames(frames, PFRAME)
 
 
 def ratio(path, script, merged):
-    mk = markers(script)
+    mk = markers(script, "#")
     total = with_p = 0
     got = {"alpha": 0, "beta": 0}
     wrong = []
-    for frames, c in stacks(path):
+    for _, frames, c in stacks(path):
         total += c
         ps = pframes(frames)
         if not ps:
@@ -99,7 +64,7 @@ def ratio(path, script, merged):
         sys.exit("no samples")
     n = got["alpha"] + got["beta"]
     share = 100.0 * got["alpha"] / n if n else 0
-    tol = 300 * math.sqrt(0.21 / n) if n else 100
+    tol = tolerance(n)
     print(f"samples {total}, with _[p] {100.0 * with_p / total:.1f}%, alpha {share:.2f}% of {n} "
           f"(truth 70, 3 sigma {tol:.2f} points), wrong {len(wrong)}")
     for why, fr in wrong[:3]:
@@ -116,7 +81,7 @@ def ratio(path, script, merged):
 def native(path, func, rx, want):
     rx = re.compile(rx)
     total = hit = 0
-    for frames, c in stacks(path):
+    for _, frames, c in stacks(path):
         ps = pframes(frames)
         if not ps or ps[-1][1] != func:
             continue
@@ -132,7 +97,7 @@ def native(path, func, rx, want):
 
 def threads(path):
     seen = {"a": 0, "b": 0}
-    for frames, c in stacks(path):
+    for _, frames, c in stacks(path):
         names = [p[1] for p in pframes(frames)]
         if "spin_a" in names and "spin_b" in names:
             sys.exit(f"one stack holds both threads' frames: {';'.join(frames)}")
@@ -154,12 +119,12 @@ def main():
     elif cmd == "threads":
         threads(path)
     elif cmd == "none":
-        n = sum(c for frames, c in stacks(path) if pframes(frames))
+        n = sum(c for _, frames, c in stacks(path) if pframes(frames))
         print(f"{n} samples with _[p] frames")
         sys.exit(0 if n == 0 else 1)
     elif cmd == "frac":
         total = hit = 0
-        for frames, c in stacks(path):
+        for _, frames, c in stacks(path):
             if pframes(frames) or any(f in INTERP for f in frames):
                 total += c
                 hit += c if pframes(frames) else 0

@@ -19,57 +19,22 @@
 
 Lines are '<index>;<container>;<comm>;<frames...> <count>'. Exit 0 when the check holds.
 """
-import math
 import re
 import sys
+
+from colstacks import before, markers, runtime_frames, stacks, tolerance
 
 INTERP = ("rb_vm_exec",)
 RFRAME = re.compile(r"^(.*) \((.*?)(?::(\d+))?\)_\[rb\]$")
 
 
-def before(frames, i):
-    """The frame before frames[i], past the "[truncated]" a stopped runtime read leaves."""
-    i -= 1
-    if i > 0 and frames[i] == "[truncated]":
-        i -= 1
-    return frames[i] if i >= 0 else None
-
-
-def stacks(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for i, line in enumerate(f):
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            frames, _, count = line.rpartition(" ")
-            parts = frames.split(";")
-            if len(parts) < 3:
-                sys.exit(f"malformed line {i + 1}: {line!r}")
-            yield parts[2], parts[3:], int(count)
-
-
 def rframes(frames):
-    """[(index, name, file, line)] of the _[rb] frames."""
-    out = []
-    for i, fr in enumerate(frames):
-        m = RFRAME.match(fr)
-        if m:
-            out.append((i, m.group(1), m.group(2), int(m.group(3) or 0)))
-    return out
-
-
-def markers(script):
-    lines = {}
-    with open(script, encoding="utf-8") as f:
-        for n, text in enumerate(f, 1):
-            m = re.search(r"# LINE:(\S+)$", text.rstrip())
-            if m:
-                lines[m.group(1)] = n
-    return lines
+    """[(index, func, file, line)] of the _[rb] frames."""
+    return runtime_frames(frames, RFRAME)
 
 
 def ratio(path, script, merged):
-    mk = markers(script)
+    mk = markers(script, "#")
     total = with_r = 0
     got = {"alpha": 0, "beta": 0}
     wrong = []
@@ -98,7 +63,7 @@ def ratio(path, script, merged):
         sys.exit("no samples of a ruby process")
     n = got["alpha"] + got["beta"]
     share = 100.0 * got["alpha"] / n if n else 0
-    tol = 300 * math.sqrt(0.21 / n) if n else 100
+    tol = tolerance(n)
     print(f"samples {total}, with _[rb] {100.0 * with_r / total:.1f}%, alpha {share:.2f}% of {n} "
           f"(truth 70, 3 sigma {tol:.2f} points), wrong {len(wrong)}")
     for why, fr in wrong[:3]:
