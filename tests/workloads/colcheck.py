@@ -11,25 +11,17 @@
 Lines are '<index>;<container>;<comm>;<frames...> <count>'. Exit 0 when the check holds.
 """
 import json
-import math
 import re
 import sys
 
+import colstacks
+
 
 def stacks(path, comm=None):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for i, line in enumerate(f):
-            line = line.rstrip("\n")
-            if i == 0 and line.startswith("# "):
-                continue
-            if not line or line.startswith("#"):
-                continue
-            frames, _, count = line.rpartition(" ")
-            parts = frames.split(";")
-            if len(parts) < 3:
-                sys.exit(f"malformed line {i + 1}: {line!r}")
-            if comm is None or parts[2] == comm:
-                yield parts, int(count)
+    """(frames root first, count) of COMM's stack lines, or of every line."""
+    for cm, frames, count in colstacks.stacks(path):
+        if comm is None or cm == comm:
+            yield frames, count
 
 
 def header(path):
@@ -60,9 +52,9 @@ def main():
     if cmd == "frac":
         rx, want = re.compile(sys.argv[4]), float(sys.argv[5])
         total = hit = 0
-        for parts, c in stacks(path, comm):
+        for frames, c in stacks(path, comm):
             total += c
-            if any(rx.search(fr) for fr in parts[3:]):
+            if any(rx.search(fr) for fr in frames):
                 hit += c
         if not total:
             sys.exit(f"no samples of {comm}")
@@ -75,9 +67,9 @@ def main():
             name, pct = arg.split("=")
             truth[name] = float(pct)
         got = dict.fromkeys(truth, 0)
-        for parts, c in stacks(path, comm):
+        for frames, c in stacks(path, comm):
             # The leaf-most frame that is one of the names owns the sample.
-            for fr in reversed(parts[3:]):
+            for fr in reversed(frames):
                 if fr in got:
                     got[fr] += c
                     break
@@ -87,7 +79,7 @@ def main():
         ok = True
         for name, pct in truth.items():
             p = pct / 100
-            tol = max(2.0, 300 * math.sqrt(p * (1 - p) / n))
+            tol = max(2.0, colstacks.tolerance(n, p))
             share = 100 * got[name] / n
             good = abs(share - pct) <= tol
             ok &= good
