@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "format/col.h"
+#include "util/gzip.h"
 #include "util/io.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -262,22 +262,8 @@ static int build_body(struct uploader *u, const struct profile *p, int64_t start
 	if (!json)
 		return -ENOMEM;
 
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
-	len = strlen(json);
-	if (deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(json);
-		return -ENOMEM;
-	}
-	strbuf_grow(out, deflateBound(&zs, len));
-	zs.next_in = (Bytef *)json;
-	zs.avail_in = (uInt)len;
-	zs.next_out = (Bytef *)out->buf;
-	zs.avail_out = (uInt)(out->alloc - 1);
-	ret = deflate(&zs, Z_FINISH) == Z_STREAM_END ? 0 : -EIO;
-	out->len = zs.total_out;
-	out->buf[out->len] = 0;
-	deflateEnd(&zs);
+	strbuf_reset(out);
+	ret = gzip__compress(out, json, strlen(json));
 	free(json);
 	return ret;
 }

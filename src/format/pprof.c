@@ -12,9 +12,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "util/gzip.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
@@ -42,32 +42,6 @@ static double meta_frequency(const struct profile *p)
 			return json_number_value(v);
 	}
 	return 0;
-}
-
-/* Counts n bytes written straight into the spare room of sb (strbuf_setlen only shrinks). */
-static void strbuf_commit(struct strbuf *sb, size_t n)
-{
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-static int gzip_append(struct strbuf *out, const uint8_t *data, size_t len)
-{
-	z_stream zs = { 0 };
-	int ret;
-
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	strbuf_grow(out, deflateBound(&zs, len));
-	zs.next_in = (Bytef *)data;
-	zs.avail_in = (uInt)len;
-	zs.next_out = (Bytef *)out->buf + out->len;
-	zs.avail_out = (uInt)(out->alloc - out->len - 1);
-	ret = deflate(&zs, Z_FINISH);
-	if (ret == Z_STREAM_END)
-		strbuf_commit(out, zs.total_out);
-	deflateEnd(&zs);
-	return ret == Z_STREAM_END ? 0 : -EIO;
 }
 
 /* Extra strings of the string table (types, units, labels), after the frame names. */
@@ -244,7 +218,7 @@ static int encode(struct strbuf *out, const struct profile *p, bool gzip)
 	packed = xmalloc(len ? len : 1);
 	perftools__profiles__profile__pack(&pr, packed);
 	if (gzip) {
-		ret = gzip_append(out, packed, len);
+		ret = gzip__compress(out, packed, len);
 	} else {
 		strbuf_add(out, packed, len);
 		ret = 0;
@@ -273,35 +247,15 @@ int pprof__write_raw(struct strbuf *out, const struct profile *p)
 /* Inflates gzip data into out, refusing more than PPROF_MAX_INFLATED bytes. */
 static int gunzip(const void *data, size_t len, struct strbuf *out, char *err, size_t errlen)
 {
-	z_stream zs = { 0 };
-	int zret = Z_OK;
+	char why[128] = "";
+	int ret = gzip__decompress_why(out, data, len, PPROF_MAX_INFLATED, why,
+				       sizeof(why));
 
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)data;
-	zs.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
-	while (zret != Z_STREAM_END) {
-		if (out->len >= PPROF_MAX_INFLATED) {
-			errmsg(err, errlen, "gzip data inflates to more than %u bytes", PPROF_MAX_INFLATED);
-			inflateEnd(&zs);
-			return -EINVAL;
-		}
-		strbuf_grow(out, out->len < 65536 ? 65536 : out->len);
-		zs.next_out = (Bytef *)out->buf + out->len;
-		zs.avail_out = (uInt)(out->alloc - out->len - 1);
-		zret = inflate(&zs, Z_NO_FLUSH);
-		strbuf_commit(out, (size_t)((char *)zs.next_out - (out->buf + out->len)));
-		if (zret == Z_STREAM_END)
-			break;
-		if (zret != Z_OK) {
-			errmsg(err, errlen, "corrupt gzip data: %s",
-			       zret == Z_BUF_ERROR ? "truncated" : zs.msg ? zs.msg : "inflate failed");
-			inflateEnd(&zs);
-			return -EINVAL;
-		}
-	}
-	inflateEnd(&zs);
-	return 0;
+	if (ret == -EFBIG)
+		errmsg(err, errlen, "gzip data inflates to more than %u bytes", PPROF_MAX_INFLATED);
+	else if (ret < 0)
+		errmsg(err, errlen, "corrupt gzip data: %s", why[0] ? why : strerror(-ret));
+	return ret < 0 ? -EINVAL : 0;
 }
 
 struct reader {

@@ -1,4 +1,4 @@
-/* Request and response helpers of the HTTP server, and gzip (zlib) both ways. */
+/* Request and response helpers of the HTTP server. */
 #include "server/http.h"
 
 #include <errno.h>
@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "util/log.h"
 
@@ -63,72 +62,6 @@ void resp__error(struct response *resp, unsigned status, const char *fmt, ...)
 	va_start(ap, fmt);
 	resp__errorv(resp, status, NULL, fmt, ap);
 	va_end(ap);
-}
-
-/* strbuf_setlen only shrinks: this grows len over bytes written into the buffer. */
-static void set_len(struct strbuf *sb, size_t len)
-{
-	sb->len = len;
-	sb->buf[len] = 0;
-}
-
-int gzip__compress(struct strbuf *out, const void *data, size_t len)
-{
-	return gzip__compress_level(out, data, len, 6);
-}
-
-int gzip__compress_level(struct strbuf *out, const void *data, size_t len, int level)
-{
-	z_stream zs;
-	int rc;
-
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)data;
-	zs.avail_in = (uInt)len;
-	do {
-		strbuf_grow(out, len / 4 + 4096);
-		zs.next_out = (Bytef *)out->buf + out->len;
-		zs.avail_out = (uInt)(out->alloc - out->len - 1);
-		rc = deflate(&zs, Z_FINISH);
-		set_len(out, out->alloc - 1 - zs.avail_out);
-	} while (rc == Z_OK);
-	deflateEnd(&zs);
-	return rc == Z_STREAM_END ? 0 : -EIO;
-}
-
-int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t limit)
-{
-	z_stream zs;
-	int rc;
-
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 47) != Z_OK)	/* 32 + 15: gzip or zlib header */
-		return -ENOMEM;
-	zs.next_in = (Bytef *)data;
-	zs.avail_in = (uInt)len;
-	do {
-		if (out->len >= limit) {
-			inflateEnd(&zs);
-			return -EFBIG;
-		}
-		strbuf_grow(out, 65536);
-		zs.next_out = (Bytef *)out->buf + out->len;
-		zs.avail_out = (uInt)(out->alloc - out->len - 1);
-		rc = inflate(&zs, Z_NO_FLUSH);
-		set_len(out, out->alloc - 1 - zs.avail_out);
-		/* Concatenated gzip members: continue with the next one. */
-		if (rc == Z_STREAM_END && zs.avail_in) {
-			if (inflateReset(&zs) != Z_OK)
-				break;
-			rc = Z_OK;
-		}
-	} while (rc == Z_OK);
-	inflateEnd(&zs);
-	if (rc != Z_STREAM_END)
-		return -EINVAL;
-	return out->len > limit ? -EFBIG : 0;
 }
 
 int req__gunzip_body(struct request *r, struct response *resp, bool sniff)

@@ -13,6 +13,7 @@
 
 #include "server/server.h"
 #include "store/store.h"
+#include "util/gzip.h"	/* gzip__* for the routes */
 #include "util/strbuf.h"
 
 struct server {
@@ -72,14 +73,6 @@ void resp__json(struct response *resp, unsigned status, json_t *v);
 /* Replaces the body with its gzip-decoded form when it is gzip (by Content-Encoding or
  * magic bytes when sniff is set). Returns 0, or sets a 400/413 error and returns < 0. */
 int req__gunzip_body(struct request *r, struct response *resp, bool sniff);
-/* Gzip-compresses data into out (zlib level 6). Returns 0, or a negative errno. */
-int gzip__compress(struct strbuf *out, const void *data, size_t len);
-/* The same at a zlib level from 1 (fastest) to 9 (smallest). */
-int gzip__compress_level(struct strbuf *out, const void *data, size_t len, int level);
-/* Gzip-decompresses data into out, failing with -EFBIG beyond limit bytes and -EINVAL
- * on corrupt input. */
-int gzip__decompress(struct strbuf *out, const void *data, size_t len, size_t limit);
-
 /* What a route needs (server/auth.c): nothing, a read token or a write token. */
 enum { AUTH_NONE = 0, AUTH_WRITE = 1, AUTH_READ = 2 };
 /* Copies the tokens and their tenants of o into srv (free with auth__release, also after

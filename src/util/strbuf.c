@@ -113,6 +113,14 @@ void strbuf_setlen(struct strbuf *sb, size_t len)
 	sb->buf[sb->len] = '\0';
 }
 
+void strbuf_commit(struct strbuf *sb, size_t n)
+{
+	if (!n)
+		return;
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
 	if (!len)

@@ -30,6 +30,9 @@ char *strbuf_detach(struct strbuf *sb, size_t *len);
 void strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_reset(struct strbuf *sb);
 void strbuf_setlen(struct strbuf *sb, size_t len);
+/* Counts n bytes written straight into the spare room strbuf_grow made (strbuf_setlen
+ * only shrinks). */
+void strbuf_commit(struct strbuf *sb, size_t n);
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);
