@@ -47,14 +47,20 @@ wait "$SERVER_PID" 2>/dev/null
 	-u --server-host "http://127.0.0.1:$port" --token agent-token --service-name spooled > "$T/rec2.log" 2>&1 &
 rec=$!
 reap "$rec"
-for _ in $(seq 100); do
+# The first session ends after 2 s and the start-up scan, which takes over 10 s on a
+# loaded 2-CPU host: waited for up to 2 minutes.
+for _ in $(seq 1200); do
 	ls "$T/spool"/*.json.gz > /dev/null 2>&1 && break
 	sleep 0.1
 done
 ls "$T/spool"/*.json.gz > /dev/null 2>&1 || fail "no session was spooled: $(tail -n 5 "$T/rec2.log")"
 "$KILN" serve --listen "127.0.0.1:$port" --data-dir "$T/data" --token agent-token --read-token "$READ_TOKEN" > "$T/serve2.out" 2>&1 &
 reap $!
-sleep 5
+# The agent retries the spool at each session's end: up to 2 minutes for it to empty.
+for _ in $(seq 1200); do
+	ls "$T/spool"/*.json.gz > /dev/null 2>&1 || break
+	sleep 0.1
+done
 kill -INT "$rec"
 wait "$rec"
 ls "$T/spool"/*.json.gz > /dev/null 2>&1 && fail "spool not emptied: $(ls "$T/spool")"
