@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Checks on the JavaScript frames of a kiln .col file, for tests/e2e/node_*.sh.
 
-  nodecheck.py ratio COL SCRIPT [COMM]
-      the node_ratio.js workload: >= 95% of the samples of thread COMM (default: node,
-      the main thread) carry _[js] frames; alpha / beta share 70/30 within
+  nodecheck.py ratio COL SCRIPT [COMM [MIN]]
+      the node_ratio.js workload: >= MIN (default 0.95) of the samples of COMM (default:
+      node; its main thread, the only busy one) carry _[js] frames; alpha / beta share 70/30 within
       max(3 points, 3 sigma of the sample count); the frames read
       'main (SCRIPT[:L])_[js];phase (SCRIPT:L1)_[js];dispatch (SCRIPT:L2)_[js];
       alpha (SCRIPT:L3)_[js]' at the marker lines (alpha and beta are inlined into
@@ -12,9 +12,10 @@
   nodecheck.py native COL FUNC REGEX MIN
       at least MIN (0..1) of the samples whose stack has the JavaScript function FUNC
       have a native frame matching REGEX after (above) its last _[js] frame.
-  nodecheck.py threads COL FUNC COMM MIN
-      at least MIN samples of threads other than the main one (comm != COMM) have FUNC
-      as a _[js] frame, and none of the main thread's samples does.
+  nodecheck.py threads COL MAINFUNC WORKERFUNC MIN
+      each thread its own stack: at least MIN samples have MAINFUNC (the main thread's)
+      and at least MIN have WORKERFUNC (the workers', each in its own isolate) as _[js]
+      frames, and no sample has both.
   nodecheck.py none COL
       no sample has a _[js] frame.
 
@@ -61,7 +62,7 @@ def markers(script):
     return lines
 
 
-def ratio(path, script, comm):
+def ratio(path, script, comm, want_js):
     mk = markers(script)
     total = with_js = 0
     got = {"alpha": 0, "beta": 0}
@@ -97,7 +98,7 @@ def ratio(path, script, comm):
           f"{share:.2f}% of {n} (truth 70, 3 sigma {tol:.2f} points), wrong {len(wrong)}")
     for why, fr in wrong[:3]:
         print(f"  {why}: {';'.join(fr)[-400:]}")
-    ok = with_js >= 0.95 * total and abs(share - 70) <= max(3.0, tol)
+    ok = with_js >= want_js * total and abs(share - 70) <= max(3.0, tol)
     ok &= n >= 0.8 * total and len(wrong) <= 0.01 * total
     sys.exit(0 if ok else 1)
 
@@ -119,22 +120,22 @@ def native(path, func, rx, want):
     sys.exit(0 if hit / total >= want else 1)
 
 
-def threads(path, func, comm, want):
-    other = main = 0
-    for cm, frames, c in stacks(path):
-        if any(j[1] == func for j in jframes(frames)):
-            if cm == comm:
-                main += c
-            else:
-                other += c
-    print(f"{func}: {other} samples in other threads, {main} in {comm} (want >= {want}, 0)")
-    sys.exit(0 if other >= want and main == 0 else 1)
+def threads(path, mainf, workerf, want):
+    m = w = both = 0
+    for _, frames, c in stacks(path):
+        names = {j[1] for j in jframes(frames)}
+        m += c if mainf in names else 0
+        w += c if workerf in names else 0
+        both += c if mainf in names and workerf in names else 0
+    print(f"{mainf}: {m} samples, {workerf}: {w}, both in one stack: {both} (want >= {want}, 0)")
+    sys.exit(0 if m >= want and w >= want and both == 0 else 1)
 
 
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
     if cmd == "ratio":
-        ratio(path, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "node")
+        ratio(path, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "node",
+              float(sys.argv[5]) if len(sys.argv) > 5 else 0.95)
     elif cmd == "native":
         native(path, sys.argv[3], sys.argv[4], float(sys.argv[5]))
     elif cmd == "threads":
