@@ -4,6 +4,7 @@
 #include "runtimes/node_proc.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -170,6 +171,9 @@ uint32_t nd_decode_positions(const uint8_t *b, size_t len, uint32_t *pc_off, uin
 
 	while (n < max && vlq(b, len, &i, &dc) && vlq(b, len, &i, &dp)) {
 		/* the sign of the code delta says whether the entry is a statement */
+		if (dc > INT32_MAX || dc < -(int64_t)INT32_MAX || dp > (1ll << 48) ||
+		    dp < -(1ll << 48) || p > (1ll << 50) || p < -(1ll << 50))
+			break;	/* not a table */
 		code += dc >= 0 ? dc : -(dc + 1);
 		p += dp;
 		if (code < 0 || code > UINT32_MAX)
