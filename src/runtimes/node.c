@@ -62,10 +62,11 @@ static struct runtime_proc *node_attach(const struct proc_ref *p, char *skip_rea
 	rp->script_by_addr = hashmap__new();
 	rp->code_by_addr = hashmap__new();
 	rp->code_by_pc = hashmap__new();
+	rp->bc_by_addr = hashmap__new();
 	return rp;
 }
 
-static void code_free(struct nd_code *c)
+void nd_code_free(struct nd_code *c)
 {
 	if (!c)
 		return;
@@ -87,9 +88,13 @@ static void node_detach(struct runtime_proc *rp)
 	if (!rp)
 		return;
 	while (hashmap__next(rp->code_by_addr, &it, &key, &len, &v))
-		code_free(v);
+		nd_code_free(v);
 	hashmap__free(rp->code_by_addr);
 	hashmap__free(rp->code_by_pc);
+	for (struct hashmap_iter i = HASHMAP_ITER_INIT; hashmap__next(rp->bc_by_addr, &i, &key, &len,
+								      &v);)
+		nd_code_free(v);
+	hashmap__free(rp->bc_by_addr);
 	hashmap__free(rp->fn_by_sfi);
 	hashmap__free(rp->script_by_addr);
 	for (size_t i = 0; i < rp->nr_fns; i++) {
@@ -331,7 +336,7 @@ struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_
 		struct nd_code *c = *slot;
 		if (c->entry == entry && c->size == size)
 			return c;
-		code_free(c);	/* the address holds other code now */
+		nd_code_free(c);	/* the address holds other code now */
 		hashmap__remove(rp->code_by_addr, &code, sizeof(code));
 	}
 	if (hashmap__count(rp->code_by_addr) >= MAX_CODES)
@@ -340,6 +345,49 @@ struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_
 	slot = hashmap__insert(rp->code_by_addr, &code, sizeof(code), &created);
 	*slot = c;
 	return c;
+}
+
+uint32_t nd_bytecode_line(struct runtime_proc *rp, int32_t i, uint64_t ba, const uint8_t *hdr,
+			  int32_t off)
+{
+	uint64_t table = nd_rd64(hdr, (size_t)rp->l.ba_positions), len = nd_rd64(hdr, 8);
+	void **slot = hashmap__find(rp->bc_by_addr, &ba, sizeof(ba));
+	struct nd_code *c = slot ? *slot : NULL;
+	bool created;
+
+	if (off < 0 || !nd_is_heap(table))
+		return 0;	/* no table: V8 makes them lazily */
+	if (c && (c->entry != table || c->size != (uint32_t)nd_smi(len))) {
+		nd_code_free(c);	/* another function's bytecode now */
+		hashmap__remove(rp->bc_by_addr, &ba, sizeof(ba));
+		c = NULL;
+	}
+	if (!c) {
+		uint32_t nr;
+		if (hashmap__count(rp->bc_by_addr) >= MAX_CODES)
+			return 0;
+		c = xcalloc(1, sizeof(*c));
+		c->entry = table;
+		c->size = (uint32_t)nd_smi(len);
+		uint8_t *b = read_array(rp, table, 1, MAX_POSITIONS * 8, &nr);
+		if (b) {
+			c->pc_off = xmalloc(MAX_POSITIONS * sizeof(*c->pc_off));
+			c->pos = xmalloc(MAX_POSITIONS * sizeof(*c->pos));
+			c->nr_pos = nd_decode_positions(b, nr, c->pc_off, c->pos, MAX_POSITIONS);
+			free(b);
+		}
+		slot = hashmap__insert(rp->bc_by_addr, &ba, sizeof(ba), &created);
+		*slot = c;
+	}
+	uint32_t lo = 0, hi = c->nr_pos;
+	while (lo < hi) {	/* the last position at or before off */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->pc_off[mid] <= (uint32_t)off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? nd_fn_line(rp, i, nd_pos_offset(c->pos[lo - 1])) : 0;
 }
 
 static int node_sample(struct runtime_proc *rp, pid_t tid, const struct rt_native *n,

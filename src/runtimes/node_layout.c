@@ -74,6 +74,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.code_deopt_data = 16, .code_positions = 24, .code_entry = 40, .code_size = 56,
 		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
+		.ba_positions = 32, .ba_header = 54,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
 		.thin_actual = 16, .ext_data = 24,
 		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
@@ -176,6 +177,8 @@ uint32_t nd_decode_positions(const uint8_t *b, size_t len, uint32_t *pc_off, uin
 			break;	/* not a table */
 		code += dc >= 0 ? dc : -(dc + 1);
 		p += dp;
+		if (code == -1)
+			continue;	/* bytecode's function entry (kFunctionEntryBytecodeOffset) */
 		if (code < 0 || code > UINT32_MAX)
 			break;
 		if (n && code < pc_off[n - 1])

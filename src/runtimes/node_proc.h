@@ -35,6 +35,7 @@ struct nd_layout {
 	int code_deopt_data, code_positions, code_entry, code_size, code_flags;
 	uint32_t code_kind_mask, kind_maglev, kind_turbofan;
 	int deopt_inlined_count, deopt_literals, deopt_inlining_positions;	/* indices */
+	int ba_positions, ba_header;	/* BytecodeArray: its source positions, its bytecodes */
 	int str_length, seq_chars, cons_first, cons_second, thin_actual, ext_data;
 	int scope_flags, scope_nr_context_locals, scope_first_vars;
 	int fa_length, fa_data;
@@ -86,6 +87,8 @@ struct runtime_proc {
 	size_t nr_scripts, alloc_scripts;
 	struct hashmap *code_by_addr;	/* code address -> struct nd_code * */
 	struct hashmap *code_by_pc;	/* pc -> its code object's address, 0: none */
+	struct hashmap *bc_by_addr;	/* BytecodeArray address -> struct nd_code * (its
+					 * positions; entry: the table's address) */
 	uint64_t unreadable;		/* frames whose objects could not be read */
 };
 
@@ -167,6 +170,14 @@ uint32_t nd_fn_line(struct runtime_proc *rp, int32_t i, int32_t off);
 /* The inlining data of optimized code at tagged address code (header hdr already read),
  * read on first sight (node.c); NULL when it cannot be read. */
 struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr);
+
+/* The 1-based line of bytecode offset off of function i, whose BytecodeArray at tagged
+ * address ba has header hdr (ND_BA_READ bytes, already read); 0 when unknown (node.c). */
+#define ND_BA_READ 40
+uint32_t nd_bytecode_line(struct runtime_proc *rp, int32_t i, uint64_t ba, const uint8_t *hdr,
+			  int32_t off);
+/* Frees a struct nd_code (node.c). Accepts NULL. */
+void nd_code_free(struct nd_code *c);
 
 /* Finds V8 in process p and fills rp (node_layout.c). Returns 0, -ENOENT when p runs no
  * node, or -ENOTSUP with a reason in skip_reason (size 128). */

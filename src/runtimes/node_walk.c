@@ -29,8 +29,9 @@ enum raw_kind { RAW_ENTRY, RAW_JS };
 struct raw {
 	enum raw_kind kind;
 	bool leaf;
-	uint64_t pc, fn;
-	uint8_t jsf[JSF_READ], map[16], sfi[SFI_READ], code[CODE_READ];
+	uint64_t pc, fn, ba;	/* ba: an interpreted frame's BytecodeArray, else 0 */
+	int32_t bo;		/* and its bytecode offset */
+	uint8_t jsf[JSF_READ], map[16], sfi[SFI_READ], code[CODE_READ], bah[ND_BA_READ];
 };
 
 static bool in_copy(const struct rt_native *n, uint64_t addr)
@@ -97,13 +98,22 @@ static bool classify(struct runtime_proc *rp, const struct rt_native *n, uint64_
 		return false;
 	r->kind = RAW_JS;
 	r->fn = fn;
+	r->ba = 0;
+	uint64_t ba, bo;
+	if (stack_word(rp, n, fp + (uint64_t)(int64_t)l->fp_bytecode_array, &ba) &&
+	    stack_word(rp, n, fp + (uint64_t)(int64_t)l->fp_bytecode_offset, &bo) &&
+	    nd_is_heap(ba) && nd_is_smi(bo)) {
+		r->ba = ba;
+		/* the slot holds the offset from the tagged array's address */
+		r->bo = nd_smi(bo) - (l->ba_header - 1);
+	}
 	return true;
 }
 
 /* Reads the objects of the JavaScript frames, two system calls for all of them. */
 static void read_objects(struct runtime_proc *rp, struct raw *raws, size_t nr)
 {
-	struct nd_span sp[3 * ND_MAX_JS] = { { 0 } };
+	struct nd_span sp[4 * ND_MAX_JS] = { { 0 } };
 	size_t k = 0;
 
 	for (size_t i = 0; i < nr; i++)
@@ -126,6 +136,9 @@ static void read_objects(struct runtime_proc *rp, struct raw *raws, size_t nr)
 			sp[k++] = (struct nd_span){ nd_untag(sfi), SFI_READ, r->sfi };
 		if (nd_is_heap(code))
 			sp[k++] = (struct nd_span){ nd_untag(code), CODE_READ, r->code };
+		memset(r->bah, 0, sizeof(r->bah));
+		if (r->ba)
+			sp[k++] = (struct nd_span){ nd_untag(r->ba), ND_BA_READ, r->bah };
 	}
 	nd_read_spans(rp->pid, sp, k);
 }
@@ -217,8 +230,9 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 		   r->pc - entry < size) {
 		c = nd_code_get(rp, code, r->code);
 	}
-	if (!c) {
-		out[0] = (struct rt_frame){ (uint64_t)fi, 0, 0 };
+	if (!c) {	/* interpreted (its line from the bytecode offset), or unknown code */
+		uint32_t line = r->ba ? nd_bytecode_line(rp, fi, r->ba, r->bah, r->bo) : 0;
+		out[0] = (struct rt_frame){ (uint64_t)fi, line, 0 };
 		return 1;
 	}
 	/* the position of the pc: a return address is just past its call */

@@ -56,6 +56,14 @@ static void test_positions(void **state)
 	}
 	assert_int_equal(nd_decode_positions(b, len, got_pc, got_pos, 3), 3);
 	assert_int_equal(nd_decode_positions(b, len - 1, got_pc, got_pos, 8), 5);	/* cut */
+	/* bytecode tables begin at the function entry, offset -1: not an entry */
+	len = put_vlq(b, -1);	/* delta 0, not a statement */
+	len += put_vlq(b + len, 30);
+	len += put_vlq(b + len, 4);
+	len += put_vlq(b + len, 12);
+	assert_int_equal(nd_decode_positions(b, len, got_pc, got_pos, 8), 1);
+	assert_int_equal(got_pc[0], 3);
+	assert_int_equal(got_pos[0], 42);
 	/* the first bytes of a table node 20 wrote: (0, 188) */
 	const uint8_t real[] = { 0x03, 0xf8, 0x02 };
 	assert_int_equal(nd_decode_positions(real, 3, got_pc, got_pos, 8), 1);
@@ -174,6 +182,7 @@ static struct runtime_proc *fake_proc(void)
 	rp->script_by_addr = hashmap__new();
 	rp->code_by_addr = hashmap__new();
 	rp->code_by_pc = hashmap__new();
+	rp->bc_by_addr = hashmap__new();
 	return rp;
 }
 
@@ -192,6 +201,13 @@ static void free_proc(struct runtime_proc *rp)
 	hashmap__free(rp->script_by_addr);
 	hashmap__free(rp->code_by_addr);
 	hashmap__free(rp->code_by_pc);
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	const void *key;
+	size_t len;
+	void *v;
+	while (hashmap__next(rp->bc_by_addr, &it, &key, &len, &v))
+		nd_code_free(v);
+	hashmap__free(rp->bc_by_addr);
 	free(rp);
 }
 

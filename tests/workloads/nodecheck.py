@@ -5,7 +5,7 @@
       the node_ratio.js workload: >= MIN (default 0.95) of the samples of COMM (default:
       node; its main thread, the only busy one) carry _[js] frames; alpha / beta share 70/30 within
       max(3 points, 3 sigma of the sample count); the frames read
-      'main (SCRIPT[:L])_[js];phase (SCRIPT:L1)_[js];dispatch (SCRIPT:L2)_[js];
+      'main (SCRIPT:L0)_[js];phase (SCRIPT:L1)_[js];dispatch (SCRIPT:L2)_[js];
       alpha (SCRIPT:L3)_[js]' at the marker lines (alpha and beta are inlined into
       phase by TurboFan: their names and lines come from the inlining data), and the
       first _[js] frame follows Builtins_JSEntry when the native stack has it.
@@ -83,7 +83,7 @@ def ratio(path, script, comm, want_js):
             continue
         got[leaf] += c
         ours = [j for j in js if j[2] == script]
-        want = [("main", [0, mk["main-" + leaf]]), ("phase", [mk["phase"]]),
+        want = [("main", [mk["main-" + leaf]]), ("phase", [mk["phase"]]),
                 ("dispatch", [mk["dispatch-" + leaf]]), (leaf, [mk[leaf]])]
         ok = len(ours) >= 4 and all(j[1] == w[0] and j[3] in w[1]
                                     for j, w in zip(ours[-4:], want))
