@@ -120,12 +120,18 @@ static char *scope_name(struct runtime_proc *rp, uint64_t si)
 		if (nd_read(rp->pid, nd_untag(si), b, len) == 0)
 			got = len;
 	int off = got ? nd_scope_name_slot(&rp->l, b, got) : -1;
-	/* the function's name follows the locals (after a class's variable, if any) */
-	for (int k = 0; off >= 0 && k < 2 && (size_t)off + 8 * (size_t)k + 8 <= got; k++) {
+	/* the locals are followed by a class's variable (if any), the function variable
+	 * (name, slot; an anonymous function's name is empty) and the name V8 inferred
+	 * for an anonymous function ("Module._load"): the first name that is not empty */
+	for (int k = 0; off >= 0 && k < 4 && (size_t)off + 8 * (size_t)k + 8 <= got; k++) {
 		uint64_t v = nd_rd64(b, (size_t)off + 8 * (size_t)k);
 		int t = nd_instance_type(rp, v);
-		if (t >= 0 && t < rp->l.t_first_nonstring)
-			return nd_read_string(rp, v, MAX_NAME);
+		if (t < 0 || t >= rp->l.t_first_nonstring)
+			continue;
+		char *s = nd_read_string(rp, v, MAX_NAME);
+		if (s && s[0])
+			return s;
+		free(s);
 	}
 	return NULL;
 }
