@@ -24,7 +24,6 @@
 #define MAX_SOURCE (8u << 20)	/* bytes of a script's source scanned for line ends */
 #define MAX_LINE_ENDS (1u << 20)
 #define SCOPE_READ 2048		/* bytes of a ScopeInfo read for the name */
-#define SFI_HDR 40		/* bytes of a SharedFunctionInfo read: map .. script */
 #define PATH_MAX_JS 1024	/* bytes of a script name kept */
 
 /* Whether the reader reads frames: --nodejs-mode auto (or enabled). In perf mode the JIT
@@ -168,13 +167,14 @@ static int64_t script_index(struct runtime_proc *rp, uint64_t script)
 	return (int64_t)rp->nr_scripts - 1;
 }
 
-int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi)
+int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi, const uint8_t *hdr)
 {
 	const struct nd_layout *l = &rp->l;
-	uint8_t b[SFI_HDR];
+	uint8_t own[ND_SFI_READ];
+	const uint8_t *b = hdr ? hdr : own;
 	void **slot = hashmap__find(rp->fn_by_sfi, &sfi, sizeof(sfi));
 
-	if (!nd_is_heap(sfi) || nd_read(rp->pid, nd_untag(sfi), b, sizeof(b)) < 0)
+	if (!nd_is_heap(sfi) || (!hdr && nd_read(rp->pid, nd_untag(sfi), own, sizeof(own)) < 0))
 		return -1;
 	uint64_t nos = nd_rd64(b, (size_t)l->sfi_name_or_scope_info);
 	uint64_t script = nd_rd64(b, (size_t)l->sfi_script_or_debug_info);
@@ -311,7 +311,7 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 					: NULL;
 		c->lit_fn = xcalloc(c->nr_lits + 1, sizeof(*c->lit_fn));
 		for (uint32_t i = 0; i < c->nr_lits; i++)	/* weak references: tag 3 */
-			c->lit_fn[i] = nd_fn_index(rp, nd_untag(nd_rd64(lits, 8 * i)) | 1);
+			c->lit_fn[i] = nd_fn_index(rp, nd_untag(nd_rd64(lits, 8 * i)) | 1, NULL);
 		free(lits);
 		uint8_t *ip = read_array(rp, nd_rd64(d, 8 * (size_t)l->deopt_inlining_positions), 1,
 					 MAX_INLINED * 16, &nr);

@@ -162,9 +162,12 @@ int nd_instance_type(struct runtime_proc *rp, uint64_t v);
  * the first frame after each entry frame. Returns the number written. */
 int nd_walk(struct runtime_proc *rp, const struct rt_native *n, struct rt_frame *frames, int max);
 
-/* The index in rp->fns of the function whose SharedFunctionInfo is at tagged address sfi,
- * reading it on first sight (node.c); -1 when it cannot be read. */
-int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi);
+/* The index in rp->fns of the function whose SharedFunctionInfo is at tagged address sfi
+ * (its first ND_SFI_READ bytes in hdr when already read, else NULL), reading its names on
+ * first sight or when the address holds another function now (node.c); -1 when it
+ * cannot be read. */
+#define ND_SFI_READ 40
+int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi, const uint8_t *hdr);
 /* The 1-based line of script offset off in function i's script, 0 when unknown. */
 uint32_t nd_fn_line(struct runtime_proc *rp, int32_t i, int32_t off);
 /* The inlining data of optimized code at tagged address code (header hdr already read),

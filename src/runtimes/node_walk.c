@@ -17,7 +17,6 @@
 
 #define MAX_NATIVE 512		/* native frames looked at */
 #define JSF_READ 56		/* bytes of a JSFunction read: map .. code */
-#define SFI_READ 40		/* of a SharedFunctionInfo: map .. script_or_debug_info */
 #define CODE_READ 64		/* of a Code: map .. instruction size */
 #define CODE_ALIGN 64		/* of instruction streams */
 #define CODE_CHUNK 4096		/* bytes of code space read at a time, looking for one */
@@ -31,7 +30,7 @@ struct raw {
 	bool leaf;
 	uint64_t pc, fn, ba;	/* ba: an interpreted frame's BytecodeArray, else 0 */
 	int32_t bo;		/* and its bytecode offset */
-	uint8_t jsf[JSF_READ], map[16], sfi[SFI_READ], code[CODE_READ], bah[ND_BA_READ];
+	uint8_t jsf[JSF_READ], map[16], sfi[ND_SFI_READ], code[CODE_READ], bah[ND_BA_READ];
 };
 
 static bool in_copy(const struct rt_native *n, uint64_t addr)
@@ -133,7 +132,7 @@ static void read_objects(struct runtime_proc *rp, struct raw *raws, size_t nr)
 		if (nd_is_heap(map))
 			sp[k++] = (struct nd_span){ nd_untag(map), sizeof(r->map), r->map };
 		if (nd_is_heap(sfi))
-			sp[k++] = (struct nd_span){ nd_untag(sfi), SFI_READ, r->sfi };
+			sp[k++] = (struct nd_span){ nd_untag(sfi), ND_SFI_READ, r->sfi };
 		if (nd_is_heap(code))
 			sp[k++] = (struct nd_span){ nd_untag(code), CODE_READ, r->code };
 		memset(r->bah, 0, sizeof(r->bah));
@@ -205,7 +204,7 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 	if (room <= 0 || type < l->t_jsfunction_first || type > l->t_jsfunction_last)
 		return 0;
 	uint64_t sfi = nd_rd64(r->jsf, (size_t)l->jsf_shared);
-	int32_t fi = nd_fn_index(rp, sfi);
+	int32_t fi = nd_fn_index(rp, sfi, nd_rd64(r->sfi, 0) ? r->sfi : NULL);
 	if (fi < 0) {
 		rp->unreadable++;
 		return 0;
