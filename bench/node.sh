@@ -65,7 +65,8 @@ run() {
 	local prof=$1 hz=$2 pid ppid wall wcpu flags=
 	[ "$prof" = perf ] && flags="--perf-basic-prof --interpreted-frames-native-stack"
 	# shellcheck disable=SC2086
-	exec 3< <(exec "$NODE" $flags "$WORK" "$ROUNDS")
+	# in $T: --perf-basic-prof also writes an isolate-*-v8.log into the current directory
+	exec 3< <(cd "$T" && exec "$NODE" $flags "$WORK" "$ROUNDS")
 	pid=$!
 	read -r _ <&3	# ready
 	case $prof in

@@ -4,7 +4,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 NODE=$(command -v node || command -v nodejs) || skip "no node"
-"$NODE" --perf-basic-prof "$W/node_ratio.js" 60 >/dev/null & pid=$!
+# in $T: --perf-basic-prof also writes an isolate-*-v8.log into the current directory
+(cd "$T" && exec "$NODE" --perf-basic-prof "$W/node_ratio.js" 60 >/dev/null) & pid=$!
 reap $pid
 trap 'rm -f "/tmp/perf-$pid.map"; cleanup' EXIT
 sleep 1
