@@ -1,9 +1,11 @@
-/* The Ruby and PHP frame decoders (runtimes/ruby_layout.h, php_layout.h) on bytes as a
- * target process's memory would hold them: Ruby's succinct line index, PHP's zend_string
- * and zend_function fingerprint, under every layout the tables have. The first byte picks
- * the decoder and the version. */
+/* The Ruby, PHP and Node.js frame decoders (runtimes/ruby_layout.h, php_layout.h,
+ * node_proc.h) on bytes as a target process's memory would hold them: Ruby's succinct
+ * line index, PHP's zend_string and zend_function fingerprint, under every layout the
+ * tables have, V8's source position tables and scope infos. The first byte picks the
+ * decoder and the version. */
 #include "fuzz.h"
 
+#include "runtimes/node_proc.h"
 #include "runtimes/php_layout.h"
 #include "runtimes/ruby_layout.h"
 #include "util/strbuf.h"
@@ -18,7 +20,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	pos = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16;
 	entries = (uint32_t)data[4] | (uint32_t)data[5] << 8 | (uint32_t)data[6] << 16;
-	if (data[0] & 1) {
+	if ((data[0] & 3) == 2 && (data[0] & 4)) {
+		static uint32_t pc[1024];
+		static uint64_t p[1024];
+		struct nd_layout l;
+		if (nd_layout__fill(&l, 11, 3, 244, NULL, NULL))
+			return 0;
+		uint32_t n = nd_decode_positions(data + 7, size - 7, pc, p, 1024);
+		for (uint32_t i = 0; i < n; i++)
+			nd_line_of(pc, n, nd_pos_offset(p[i]) + (int32_t)nd_pos_inlining(p[i]));
+		nd_scope_name_slot(&l, data + 7, size - 7);
+	} else if (data[0] & 1) {
 		struct rb_layout l;
 		int major, minor;
 		size_t off, len;

@@ -83,7 +83,8 @@ void runtime_set__free(struct runtime_set *rs)
 bool runtime_set__reads_per_sample(const struct runtime_set *rs)
 {
 	for (size_t i = 0; i < rs->nr; i++)
-		if (rs->enabled[i] && rs->ops[i]->merge == RUNTIME_INTERLEAVE && rs->ops[i]->sample)
+		if (rs->enabled[i] && rs->ops[i]->merge == RUNTIME_INTERLEAVE &&
+		    (rs->ops[i]->sample || rs->ops[i]->sample_native))
 			return true;
 	return false;
 }

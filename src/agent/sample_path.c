@@ -194,10 +194,18 @@ void sample_path__sample(struct sample_path *sp, const struct sampler_sample *sm
 	/* Kernel threads (no mappings) run no runtime: not worth a look. */
 	if (!p->rt_checked && proctab__nr_mappings(p->mm))
 		attach(sp, p);
-	if (p->rt && late(smp)) {
+	/* A reader of the sample's own stack copy (sample_native) reads the moment of the
+	 * sample whenever it runs; one that reads the live process must run in time. */
+	if (p->rt && !p->rt_ops->sample_native && late(smp)) {
 		sp->n.runtime_late++;
 	} else if (p->rt) {
-		int n = p->rt_ops->sample(p->rt, smp->tid, sp->rt, MAX_RT);
+		struct rt_native nat = { smp->ip, smp->sp, smp->bp,
+					 smp->has_regs ? smp->stack : NULL,
+					 smp->has_regs ? smp->stack_len : 0,
+					 sp->upcs, sp->umaps, nu };
+		int n = p->rt_ops->sample_native
+				? p->rt_ops->sample_native(p->rt, smp->tid, &nat, sp->rt, MAX_RT)
+				: p->rt_ops->sample(p->rt, smp->tid, sp->rt, MAX_RT);
 		if (n > 0) {
 			ss.rt_ops = p->rt_ops;
 			ss.rt = p->rt;

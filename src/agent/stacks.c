@@ -307,6 +307,9 @@ static void symbolize_one(struct symctx *c, const uint64_t *k, uint64_t count)
 		uint32_t leaf_idx = nu - 1 - i;
 		uint64_t pc = upairs[2 * leaf_idx + 1];
 
+		if (seen && ops && ops->native_hidden && !interp[i] &&
+		    ops->native_hidden(profile__name(c->p, uids[i])))
+			continue;	/* the runtime's frames stand for it */
 		push(c, uids[i]);
 		if (!interp[i])
 			push_inlined(c, proc, mm,

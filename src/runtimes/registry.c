@@ -14,7 +14,11 @@ static const char *const python_modes[] = { "auto", "pyperf", "pyspy", "py-spy",
 static const char *const java_modes[] = { "auto", "ap", "disabled", "none", NULL };
 /* rbspy is gProfiler's name for its Ruby profiler: kiln's reader takes its place */
 static const char *const ruby_modes[] = { "auto", "enabled", "rbspy", "disabled", "none", NULL };
-static const char *const nodejs_modes[] = { "none", "disabled", "perf", "attach-maps", NULL };
+/* auto: kiln's reader of V8's frames; perf: the perf map node writes (gProfiler's);
+ * attach-maps (gProfiler's inspector route) is accepted and runs the reader: it needs no
+ * inspector */
+static const char *const nodejs_modes[] = { "auto", "perf", "attach-maps", "disabled",
+					    "none", NULL };
 /* gProfiler's values for the runtimes kiln has no reader for yet */
 static const char *const other_modes[] = { "auto", "enabled", "rbspy", "phpspy", "dotnet-trace",
 					   "disabled", "none", NULL };
@@ -36,7 +40,7 @@ static const struct runtime_flag ruby_flags[] = {
 const struct runtime_decl runtime_decls[] = {
 	{ "python", &python_runtime, python_modes, "auto", "auto or disabled (auto)", NULL },
 	{ "java", &java_runtime, java_modes, "auto", "auto or disabled (auto)", java_flags },
-	{ "nodejs", NULL, nodejs_modes, "none", "none, perf or attach-maps (none)", NULL },
+	{ "nodejs", &node_runtime, nodejs_modes, "auto", "auto, perf, attach-maps or none (auto)", NULL },
 	{ "ruby", &ruby_runtime, ruby_modes, "auto", "auto or disabled (auto)", ruby_flags },
 	{ "php", &php_runtime, php_modes, "auto", "auto (phpspy) or disabled (auto)", NULL },
 	{ "dotnet", NULL, other_modes, "disabled", "accepted, no reader yet (disabled)", NULL },

@@ -52,6 +52,20 @@ enum runtime_merge {
 	RUNTIME_REPLACE,	/* a collector's stacks replace some threads' native stacks */
 };
 
+/* What the sampler saw of the sampled thread, for a reader that walks the native stack
+ * itself (Node.js: JIT frames found by their frame pointers): its registers, the stack
+ * copy from sp up, and the return addresses the native unwinder found, leaf first, with
+ * their mappings (an entry is NULL when unknown). stack is NULL when the sample had no
+ * copy (--perf-mode fp). */
+struct rt_native {
+	uint64_t ip, sp, bp;
+	const uint8_t *stack;
+	uint64_t stack_len;
+	const uint64_t *pcs;
+	const struct mapping *const *maps;
+	uint32_t nr_pcs;
+};
+
 struct runtime_proc;		/* an interleave reader's state for one process */
 struct runtime_collector;	/* a runtime's session-wide state (start .. stop) */
 
@@ -94,6 +108,10 @@ struct runtime_ops {
 
 	/* --- interleave kind --- */
 	const char *const *interp_symbols;	/* NULL-terminated native merge points */
+	/* Optional: whether a native frame after the first merge point of a sample with
+	 * runtime frames is one that those frames stand for (a JIT's code, its
+	 * trampolines), and is left out. */
+	bool (*native_hidden)(const char *name);
 	/* Returns the reader's state for process p when it runs this runtime, NULL when it
 	 * does not. On a process it recognizes but cannot profile, returns NULL and writes a
 	 * reason ("unsupported CPython 3.5") into skip_reason (size 128). */
@@ -102,6 +120,10 @@ struct runtime_ops {
 	 * Returns the number written (0: the thread runs no runtime code now), or a negative
 	 * errno. Never blocks; gives up with RT_FRAME_TRUNCATED rather than read too long. */
 	int (*sample)(struct runtime_proc *rp, pid_t tid, struct rt_frame *frames, int max);
+	/* Optional, used instead of sample() when set: the same, given what the sampler saw
+	 * of the thread (n). */
+	int (*sample_native)(struct runtime_proc *rp, pid_t tid, const struct rt_native *n,
+			     struct rt_frame *frames, int max);
 	/* Appends the annotated name of f ("alpha (app.py:12)_[p]") to out, from caches only. */
 	void (*frame_name)(struct runtime_proc *rp, const struct rt_frame *f, struct strbuf *out);
 	/* The process exec'd or its session ended: free the state. Accepts NULL. */
@@ -148,5 +170,6 @@ bool runtime_stacks__has_tid(const struct runtime_stacks *r, pid_t tid);
 extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops java_runtime;
 extern const struct runtime_ops php_runtime;
+extern const struct runtime_ops node_runtime;
 
 #endif

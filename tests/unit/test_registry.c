@@ -54,7 +54,7 @@ static void test_modes_and_flags(void **state)
 	runtime_choices_init(&c);
 	assert_true(runtime_choices__enabled(&c, "python"));
 	assert_true(runtime_choices__enabled(&c, "java"));
-	assert_false(runtime_choices__enabled(&c, "nodejs"));	/* none by default */
+	assert_true(runtime_choices__enabled(&c, "nodejs"));	/* SPEC: auto, now that it has a reader */
 	assert_true(runtime_choices__enabled(&c, "php"));	/* SPEC: auto, now that it has a reader */
 	assert_true(runtime_choices__enabled(&c, "unknown"));
 	assert_null(c.given[0]);
@@ -75,7 +75,8 @@ static void test_modes_and_flags(void **state)
 	assert_string_equal(c.given[0], "java_collect_thread_names");
 	assert_null(c.given[1]);
 	assert_int_equal(runtime_choices__apply(&c, BASE, val_of("nodejs-mode"), "attach-maps"), 0);
-	assert_int_equal(runtime_choices__apply(&c, BASE, val_of("nodejs-mode"), "auto"), -EINVAL);
+	assert_int_equal(runtime_choices__apply(&c, BASE, val_of("nodejs-mode"), "auto"), 0);
+	assert_int_equal(runtime_choices__apply(&c, BASE, val_of("nodejs-mode"), "rbspy"), -EINVAL);
 	assert_int_equal(runtime_choices__apply(&c, BASE, val_of("dotnet-mode"), "dotnet-trace"), 0);
 	assert_int_equal(runtime_choices__apply(&c, BASE, BASE - 1, "auto"), -ENOENT);
 	assert_int_equal(runtime_choices__apply(&c, BASE, BASE + (int)nr_opts, "auto"), -ENOENT);
@@ -107,7 +108,7 @@ static void test_run_arguments(void **state)
 	assert_int_equal(json_object_size(obj), sizeof(keys) / sizeof(keys[0]));
 	text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	assert_string_equal(text, "{\"python_mode\":\"auto\",\"java_mode\":\"auto\","
-				  "\"java_collect_thread_names\":false,\"nodejs_mode\":\"none\","
+				  "\"java_collect_thread_names\":false,\"nodejs_mode\":\"auto\","
 				  "\"ruby_mode\":\"disabled\",\"php_mode\":\"auto\","
 				  "\"dotnet_mode\":\"disabled\"}");
 	free(text);

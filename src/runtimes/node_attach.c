@@ -1,0 +1,174 @@
+/* Finding V8 in a node process (see node_proc.h): the mapped node executable (or
+ * libnode), V8's version from v8::internal::Version, the layout from the v8dbg_*
+ * postmortem symbols, and where the process keeps the embedded builtins' code (the
+ * builtins run JavaScript too: the interpreter, the entry frames). A binary is looked at
+ * once: what it gave is remembered by file identity. */
+#include "runtimes/node_proc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "symbols/elf_lookup.h"
+
+#define NR_KNOWN 8
+#define BLOB_CODE "_ZN2v88internal12_GLOBAL__N_127current_embedded_blob_code_E"
+#define BLOB_SIZE "_ZN2v88internal12_GLOBAL__N_132current_embedded_blob_code_size_E"
+
+struct known {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	uint64_t pgoff;
+	int status;			/* 0, -ENOENT (no V8) or -ENOTSUP */
+	char version[32];
+	struct nd_layout l;
+	uint64_t blob_var, blob_size_var;	/* file vaddrs, 0 when not found */
+	uint64_t seg;			/* a mapping at pgoff is biased by start - seg */
+};
+
+static struct known known[NR_KNOWN];
+static size_t nr_known, next_known;
+
+struct mapped {
+	uint64_t start, end, pgoff;
+	char path[PATH_MAX];
+};
+
+static bool node_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strcmp(base, "node") || !strcmp(base, "nodejs") || !strncmp(base, "libnode.so", 10);
+}
+
+/* The first mapping of the node binary or libnode. */
+static int node_mapping(pid_t pid, struct mapped *out)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *fp;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	while (fgets(line, sizeof(line), fp)) {
+		uint64_t start, end, pgoff;
+		int pos = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end,
+			   &pgoff, &pos) < 3 || pos == 0)
+			continue;
+		char *file = line + pos;
+		file[strcspn(file, "\n")] = 0;
+		if (file[0] != '/' || !node_file(file))
+			continue;
+		*out = (struct mapped){ start, end, pgoff, "" };
+		snprintf(out->path, sizeof(out->path), "%s", file);
+		err = 0;
+		break;
+	}
+	fclose(fp);
+	return err;
+}
+
+static bool get_int(void *ctx, const char *name, int32_t *out)
+{
+	uint64_t v;
+
+	return elf_lookup__symbol(ctx, name, 1, &v) == 0 &&
+	       elf_lookup__read(ctx, v, out, sizeof(*out)) == 0;
+}
+
+static void inspect(pid_t pid, const struct mapped *m, struct known *k)
+{
+	char path[PATH_MAX + 64];
+	int32_t major, minor, build, patch;
+	uint64_t bias;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	struct elf_lookup *e = elf_lookup__open(path);
+	if (!e) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+		e = elf_lookup__open(path);
+	}
+	k->status = -ENOENT;
+	k->pgoff = m->pgoff;
+	if (!e)
+		return;
+	if (elf_lookup__bias(e, m->start, m->pgoff, &bias) < 0 ||
+	    !get_int(e, "_ZN2v88internal7Version6major_E", &major) ||
+	    !get_int(e, "_ZN2v88internal7Version6minor_E", &minor) ||
+	    !get_int(e, "_ZN2v88internal7Version6build_E", &build) ||
+	    !get_int(e, "_ZN2v88internal7Version6patch_E", &patch))
+		goto out;
+	k->seg = m->start - bias;
+	snprintf(k->version, sizeof(k->version), "%d.%d.%d", major, minor, build);
+	k->status = -ENOTSUP;
+	int32_t probe;
+	if (!get_int(e, "v8dbg_off_fp_function", &probe) ||
+	    nd_layout__fill(&k->l, major, minor, build, get_int, e) < 0)
+		goto out;
+	if (elf_lookup__symbol(e, BLOB_CODE, 0, &k->blob_var) < 0 ||
+	    elf_lookup__symbol(e, BLOB_SIZE, 0, &k->blob_size_var) < 0)
+		k->blob_var = k->blob_size_var = 0;
+	k->status = 0;
+out:
+	elf_lookup__free(e);
+}
+
+static bool file_id(pid_t pid, const struct mapped *m, struct known *k)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	if (stat(path, &st) < 0)
+		return false;
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	k->size = (uint64_t)st.st_size;
+	k->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return true;
+}
+
+int nd_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason)
+{
+	struct mapped m;
+	struct known id = { 0 }, *k = NULL;
+
+	if (node_mapping(p->pid, &m) < 0)
+		return -ENOENT;
+	bool have_id = file_id(p->pid, &m, &id);
+	for (size_t i = 0; have_id && i < nr_known && !k; i++)
+		if (known[i].dev == id.dev && known[i].ino == id.ino && known[i].size == id.size &&
+		    known[i].mtime_ns == id.mtime_ns && known[i].pgoff == m.pgoff)
+			k = &known[i];
+	if (!k) {
+		k = have_id ? &known[next_known] : &id;
+		if (have_id) {
+			next_known = (next_known + 1) % NR_KNOWN;
+			if (nr_known < NR_KNOWN)
+				nr_known++;
+			*k = id;
+		}
+		inspect(p->pid, &m, k);
+	}
+	if (k->status == -ENOTSUP)
+		snprintf(skip_reason, 128, "unsupported node (V8 %s)", k->version);
+	if (k->status < 0)
+		return k->status;
+	rp->l = k->l;
+	snprintf(rp->version, sizeof(rp->version), "%s", k->version);
+	if (k->blob_var) {
+		rp->blob_var = k->blob_var + (m.start - k->seg);
+		rp->blob_size_var = k->blob_size_var + (m.start - k->seg);
+	}
+	return 0;
+}

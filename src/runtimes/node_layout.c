@@ -1,0 +1,307 @@
+/* V8's layout and data formats (see node_proc.h): the offsets of one V8 version, from its
+ * postmortem metadata where the binary has it; the decoders of source position tables,
+ * line ends and scope infos; reading strings and instance types out of the process. */
+#include "runtimes/node_proc.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "util/strbuf.h"
+
+#define MAX_IOV 64
+#define MAX_CONS_DEPTH 8
+
+size_t nd_read_spans(pid_t pid, const struct nd_span *spans, size_t n)
+{
+	struct iovec local[MAX_IOV], remote[MAX_IOV];
+	size_t done = 0, whole_total = 0;
+
+	while (done < n) {
+		size_t k = 0;
+		while (k < MAX_IOV && done + k < n) {
+			const struct nd_span *sp = &spans[done + k];
+			local[k] = (struct iovec){ sp->out, sp->len };
+			remote[k] = (struct iovec){ (void *)(uintptr_t)sp->addr, sp->len };
+			k++;
+		}
+		ssize_t got = process_vm_readv(pid, local, k, remote, k, 0);
+		size_t whole = 0, want = 0;
+		for (; whole < k && got >= (ssize_t)(want + spans[done + whole].len); whole++)
+			want += spans[done + whole].len;
+		whole_total += whole;
+		/* the span that stopped the read is zeroed and skipped: the next go on */
+		if (whole < k) {
+			memset(spans[done + whole].out, 0, spans[done + whole].len);
+			whole++;
+		}
+		done += whole;
+	}
+	return whole_total;
+}
+
+int nd_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	if (addr < 4096)
+		return -EFAULT;
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* V8 11.3 (Node 20), checked against a live node 20.20: what the metadata lacks or has
+ * wrong. Other versions are refused until their values are checked the same way. */
+static int known_values(struct nd_layout *l, int major, int minor)
+{
+	if (major != 11 || minor != 3)
+		return -ENOTSUP;
+	*l = (struct nd_layout){
+		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
+		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
+		.map_instance_type = 12,
+		.t_jsfunction_first = 2066, .t_jsfunction_last = 2066 + 15,
+		.t_sfi = 262, .t_scope_info = 261, .t_script = 167, .t_code = 245,
+		.t_fixed_array = 175, .t_first_nonstring = 128,
+		.jsf_shared = 24, .jsf_code = 48,
+		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.script_name = 16, .script_source = 8, .script_line_ends = 56,
+		/* Code (the former CodeDataContainer): the instructions are elsewhere */
+		.code_deopt_data = 16, .code_positions = 24, .code_entry = 40, .code_size = 56,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
+		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
+		.ba_positions = 32, .ba_header = 54,
+		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
+		.thin_actual = 16, .ext_data = 24,
+		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
+		.fa_length = 8, .fa_data = 16,
+	};
+	return 0;
+}
+
+static void take(bool (*get)(void *, const char *, int32_t *), void *ctx, const char *name,
+		 int *field)
+{
+	int32_t v;
+
+	if (get && get(ctx, name, &v) && v > -4096 && v < 4096)
+		*field = v;
+}
+
+static void take_type(bool (*get)(void *, const char *, int32_t *), void *ctx, const char *name,
+		      uint16_t *field)
+{
+	int32_t v;
+
+	if (get && get(ctx, name, &v) && v > 0 && v < 0x10000)
+		*field = (uint16_t)v;
+}
+
+int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
+		    bool (*get)(void *ctx, const char *name, int32_t *out), void *ctx)
+{
+	if (known_values(l, major, minor) < 0)
+		return -ENOTSUP;
+	l->major = major;
+	l->minor = minor;
+	l->build = build;
+	take(get, ctx, "v8dbg_off_fp_context_or_frame_type", &l->fp_context);
+	take(get, ctx, "v8dbg_off_fp_function", &l->fp_function);
+	take(get, ctx, "v8dbg_off_fp_bytecode_array", &l->fp_bytecode_array);
+	take(get, ctx, "v8dbg_off_fp_bytecode_offset", &l->fp_bytecode_offset);
+	take(get, ctx, "v8dbg_frametype_EntryFrame", &l->ft_entry);
+	take(get, ctx, "v8dbg_frametype_ConstructEntryFrame", &l->ft_construct_entry);
+	take(get, ctx, "v8dbg_class_Map__instance_type__uint16_t", &l->map_instance_type);
+	take(get, ctx, "v8dbg_class_JSFunction__shared__SharedFunctionInfo", &l->jsf_shared);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
+	     &l->sfi_name_or_scope_info);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
+	     &l->sfi_script_or_debug_info);
+	take(get, ctx, "v8dbg_class_Script__name__Object", &l->script_name);
+	take(get, ctx, "v8dbg_class_Script__source__Object", &l->script_source);
+	take(get, ctx, "v8dbg_class_Script__line_ends__Object", &l->script_line_ends);
+	take(get, ctx, "v8dbg_class_Code__deoptimization_data__FixedArray", &l->code_deopt_data);
+	take(get, ctx, "v8dbg_class_Code__source_position_table__ByteArray", &l->code_positions);
+	take(get, ctx, "v8dbg_class_String__length__int32_t", &l->str_length);
+	take(get, ctx, "v8dbg_class_SeqOneByteString__chars__char", &l->seq_chars);
+	take(get, ctx, "v8dbg_class_ConsString__first__String", &l->cons_first);
+	take(get, ctx, "v8dbg_class_ConsString__second__String", &l->cons_second);
+	take(get, ctx, "v8dbg_class_ThinString__actual__String", &l->thin_actual);
+	take(get, ctx, "v8dbg_class_FixedArrayBase__length__SMI", &l->fa_length);
+	take(get, ctx, "v8dbg_class_FixedArray__data__uintptr_t", &l->fa_data);
+	take_type(get, ctx, "v8dbg_type_JSFunction__JS_FUNCTION_TYPE", &l->t_jsfunction_first);
+	take_type(get, ctx, "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE", &l->t_sfi);
+	take_type(get, ctx, "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE", &l->t_scope_info);
+	take_type(get, ctx, "v8dbg_type_Script__SCRIPT_TYPE", &l->t_script);
+	take_type(get, ctx, "v8dbg_type_Code__CODE_TYPE", &l->t_code);
+	take_type(get, ctx, "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", &l->t_fixed_array);
+	take_type(get, ctx, "v8dbg_FirstNonstringType", &l->t_first_nonstring);
+	l->t_jsfunction_last = (uint16_t)(l->t_jsfunction_first + 15);
+	return 0;
+}
+
+/* Reads one VLQ integer (7 bits a byte, zigzag sign) at *i. Returns false at the end or
+ * on an overlong one. */
+static bool vlq(const uint8_t *b, size_t len, size_t *i, int64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t c;
+
+	do {
+		if (*i >= len || shift > 63)
+			return false;
+		c = b[(*i)++];
+		v |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return true;
+}
+
+uint32_t nd_decode_positions(const uint8_t *b, size_t len, uint32_t *pc_off, uint64_t *pos,
+			     uint32_t max)
+{
+	int64_t code = -1, p = 0, dc, dp;
+	size_t i = 0;
+	uint32_t n = 0;
+
+	while (n < max && vlq(b, len, &i, &dc) && vlq(b, len, &i, &dp)) {
+		/* the sign of the code delta says whether the entry is a statement */
+		if (dc > INT32_MAX || dc < -(int64_t)INT32_MAX || dp > (1ll << 48) ||
+		    dp < -(1ll << 48) || p > (1ll << 50) || p < -(1ll << 50))
+			break;	/* not a table */
+		code += dc >= 0 ? dc : -(dc + 1);
+		p += dp;
+		if (code == -1)
+			continue;	/* bytecode's function entry (kFunctionEntryBytecodeOffset) */
+		if (code < 0 || code > UINT32_MAX)
+			break;
+		if (n && code < pc_off[n - 1])
+			break;	/* not ascending: not a table */
+		pc_off[n] = (uint32_t)code;
+		pos[n++] = (uint64_t)p;
+	}
+	return n;
+}
+
+int32_t nd_pos_offset(uint64_t pos)
+{
+	return (int32_t)((pos >> 1) & 0x3fffffff) - 1;
+}
+
+uint32_t nd_pos_inlining(uint64_t pos)
+{
+	return (uint32_t)((pos >> 31) & 0xffff);
+}
+
+uint32_t nd_line_of(const uint32_t *ends, uint32_t nr, int32_t off)
+{
+	uint32_t lo = 0, hi = nr;
+
+	if (!ends || off < 0)
+		return 0;
+	while (lo < hi) {	/* the first line end at or after off */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ends[mid] < (uint32_t)off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr ? lo + 1 : 0;
+}
+
+int nd_scope_name_slot(const struct nd_layout *l, const uint8_t *b, size_t len)
+{
+	if ((size_t)l->scope_nr_context_locals + 8 > len)
+		return -1;
+	uint64_t v = nd_rd64(b, (size_t)l->scope_nr_context_locals);
+	if (!nd_is_smi(v) || nd_smi(v) < 0 || nd_smi(v) > 100000)
+		return -1;
+	int64_t n = nd_smi(v);
+	/* the names inline up to 75 locals, else one hash table; then their infos */
+	int64_t off = l->scope_first_vars + 8 * ((n < 75 ? n : 1) + n);
+	return off + 8 <= (int64_t)len ? (int)off : -1;
+}
+
+int nd_instance_type(struct runtime_proc *rp, uint64_t v)
+{
+	uint64_t map;
+	uint16_t t;
+
+	if (!nd_is_heap(v) || nd_read(rp->pid, nd_untag(v), &map, 8) < 0 || !nd_is_heap(map) ||
+	    nd_read(rp->pid, nd_untag(map) + (uint64_t)rp->l.map_instance_type, &t, 2) < 0)
+		return -1;
+	return t;
+}
+
+static void add_chars(struct strbuf *sb, const uint8_t *c, size_t n, bool two)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned ch = two ? (unsigned)c[2 * i] | (unsigned)c[2 * i + 1] << 8 : c[i];
+		char out = (ch >= 0x20 && ch < 0x7f) || ch == '\n' ? (char)ch : '?';
+		strbuf_add(sb, &out, 1);
+	}
+}
+
+/* Appends the string at v to sb, at most max - sb->len bytes. */
+static bool string_into(struct runtime_proc *rp, uint64_t v, struct strbuf *sb, size_t max,
+			int depth)
+{
+	const struct nd_layout *l = &rp->l;
+	int t = nd_instance_type(rp, v);
+	uint8_t hdr[32];
+	int32_t len;
+
+	if (t < 0 || t >= l->t_first_nonstring || depth > MAX_CONS_DEPTH ||
+	    nd_read(rp->pid, nd_untag(v), hdr, sizeof(hdr)) < 0)
+		return false;
+	memcpy(&len, hdr + l->str_length, 4);
+	if (len < 0)
+		return false;
+	bool two = !(t & 8);
+	size_t want = sb->len >= max ? 0 : max - sb->len;
+	size_t n = (size_t)len < want ? (size_t)len : want;
+	uint64_t data;
+
+	switch (t & 7) {
+	case 0:		/* sequential */
+		data = nd_untag(v) + (uint64_t)l->seq_chars;
+		break;
+	case 2:		/* external: the resource's cached data */
+		data = nd_rd64(hdr, (size_t)l->ext_data);
+		break;
+	case 1:		/* cons */
+		return string_into(rp, nd_rd64(hdr, (size_t)l->cons_first), sb, max, depth + 1) &&
+		       string_into(rp, nd_rd64(hdr, (size_t)l->cons_second), sb, max, depth + 1);
+	case 5:		/* thin */
+		return string_into(rp, nd_rd64(hdr, (size_t)l->thin_actual), sb, max, depth + 1);
+	default:	/* sliced: not read */
+		return false;
+	}
+	if (!n)
+		return true;
+	uint8_t *buf = xmalloc(n * (two ? 2 : 1));
+	bool ok = nd_read(rp->pid, data, buf, n * (two ? 2 : 1)) == 0;
+	if (ok)
+		add_chars(sb, buf, n, two);
+	free(buf);
+	return ok;
+}
+
+char *nd_read_string(struct runtime_proc *rp, uint64_t v, size_t max)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!string_into(rp, v, &sb, max, 0)) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	char *s = xstrdup(sb.buf);
+	strbuf_release(&sb);
+	return s;
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Worker threads: each runs JavaScript in its own isolate; the main thread's samples show
+# mainSpin, the workers' workerSpin, never both in one stack.
+. "$(dirname "$0")/../lib.sh"
+. "$ROOT/tests/workloads/lib.sh"
+NODE=$(command -v node || command -v nodejs) || skip "no node"
+"$NODE" "$W/node_workers.js" 60 >/dev/null & pid=$!
+reap $pid
+sleep 1.5
+record -d 3 -f 499 --no-flamegraph --pids "$pid" >/dev/null
+if grep -q "Profiling skipped: unsupported node" "$COL"; then
+	skip "$("$NODE" --version): $(grep -o 'unsupported node[^]]*' "$COL" | head -n 1)"
+fi
+python3 "$W/nodecheck.py" threads "$COL" mainSpin workerSpin 50 || fail "wrong worker stacks"
+pass

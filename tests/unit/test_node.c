@@ -1,0 +1,304 @@
+/* The Node.js reader: its decoders (source position tables against an encoder written
+ * here the way V8's source-position-table.cc writes them, line ends, scope infos) on
+ * known and random bytes; the layout table; and the frame walk on V8 objects built in
+ * this process's own memory (the reader reads them with process_vm_readv as it would a
+ * node's): an entry frame, an interpreted frame and their names; random stacks give no
+ * frame and no crash. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtimes/node_proc.h"
+#include "util/strbuf.h"
+
+static size_t put_vlq(uint8_t *b, int64_t v)
+{
+	uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 0;
+
+	do {
+		uint8_t c = z & 0x7f;
+		z >>= 7;
+		b[n++] = c | (z ? 0x80 : 0);
+	} while (z);
+	return n;
+}
+
+static void test_positions(void **state)
+{
+	/* (code offset, is statement, source position) from (-1, 0), as deltas */
+	const int64_t code[] = { 0, 5, 5, 40, 300, 301 };
+	const int64_t pos[] = { 188, 200, 150, 7 << 1 | (3ll << 31), 1ll << 40, 2 };
+	uint8_t b[256];
+	size_t len = 0;
+	int64_t pc = -1, pp = 0;
+	uint32_t got_pc[8];
+	uint64_t got_pos[8];
+
+	for (size_t i = 0; i < 6; i++) {
+		int64_t d = code[i] - pc;
+		len += put_vlq(b + len, i & 1 ? d : -d - 1);	/* odd ones: statements */
+		len += put_vlq(b + len, pos[i] - pp);
+		pc = code[i];
+		pp = pos[i];
+	}
+	assert_int_equal(nd_decode_positions(b, len, got_pc, got_pos, 8), 6);
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(got_pc[i], code[i]);
+		assert_int_equal(got_pos[i], pos[i]);
+	}
+	assert_int_equal(nd_decode_positions(b, len, got_pc, got_pos, 3), 3);
+	assert_int_equal(nd_decode_positions(b, len - 1, got_pc, got_pos, 8), 5);	/* cut */
+	/* bytecode tables begin at the function entry, offset -1: not an entry */
+	len = put_vlq(b, -1);	/* delta 0, not a statement */
+	len += put_vlq(b + len, 30);
+	len += put_vlq(b + len, 4);
+	len += put_vlq(b + len, 12);
+	assert_int_equal(nd_decode_positions(b, len, got_pc, got_pos, 8), 1);
+	assert_int_equal(got_pc[0], 3);
+	assert_int_equal(got_pos[0], 42);
+	/* the first bytes of a table node 20 wrote: (0, 188) */
+	const uint8_t real[] = { 0x03, 0xf8, 0x02 };
+	assert_int_equal(nd_decode_positions(real, 3, got_pc, got_pos, 8), 1);
+	assert_int_equal(got_pc[0], 0);
+	assert_int_equal(got_pos[0], 188);
+	assert_int_equal(nd_pos_offset(188), 93);
+	assert_int_equal(nd_pos_inlining(188), 0);
+	assert_int_equal(nd_pos_offset(7 << 1 | (3ull << 31)), 6);
+	assert_int_equal(nd_pos_inlining(7 << 1 | (3ull << 31)), 3);
+	assert_int_equal(nd_pos_offset(0), -1);
+	(void)state;
+}
+
+static void test_random_bytes(void **state)
+{
+	static uint8_t b[4096];
+	uint32_t pc[64];
+	uint64_t pos[64];
+	struct nd_layout l;
+
+	assert_int_equal(nd_layout__fill(&l, 11, 3, 244, NULL, NULL), 0);
+	srand(14);
+	for (int round = 0; round < 2000; round++) {
+		size_t len = (size_t)rand() % sizeof(b);
+		for (size_t i = 0; i < len; i++)
+			b[i] = (uint8_t)rand();
+		uint32_t n = nd_decode_positions(b, len, pc, pos, 64);
+		assert_true(n <= 64);
+		for (uint32_t i = 1; i < n; i++)
+			assert_true(pc[i] >= pc[i - 1]);	/* never a table out of order */
+		int off = nd_scope_name_slot(&l, b, len);
+		assert_true(off == -1 || ((size_t)off + 8 <= len && off >= l.scope_first_vars));
+	}
+	(void)state;
+}
+
+static void test_lines(void **state)
+{
+	const uint32_t ends[] = { 9, 19, 29 };
+
+	assert_int_equal(nd_line_of(ends, 3, 0), 1);
+	assert_int_equal(nd_line_of(ends, 3, 9), 1);
+	assert_int_equal(nd_line_of(ends, 3, 10), 2);
+	assert_int_equal(nd_line_of(ends, 3, 29), 3);
+	assert_int_equal(nd_line_of(ends, 3, 30), 0);
+	assert_int_equal(nd_line_of(ends, 3, -1), 0);
+	assert_int_equal(nd_line_of(NULL, 0, 5), 0);
+	(void)state;
+}
+
+static bool fake_get(void *ctx, const char *name, int32_t *out)
+{
+	(void)ctx;
+	if (!strcmp(name, "v8dbg_class_JSFunction__shared__SharedFunctionInfo")) {
+		*out = 24;
+		return true;
+	}
+	if (!strcmp(name, "v8dbg_off_fp_function")) {
+		*out = 1 << 20;	/* out of range: not taken */
+		return true;
+	}
+	return false;
+}
+
+static void test_layout(void **state)
+{
+	struct nd_layout l;
+
+	assert_int_equal(nd_layout__fill(&l, 11, 3, 244, fake_get, NULL), 0);
+	assert_int_equal(l.jsf_shared, 24);
+	assert_int_equal(l.fp_function, -16);
+	assert_int_equal(l.t_jsfunction_last - l.t_jsfunction_first, 15);
+	assert_int_equal(nd_layout__fill(&l, 10, 2, 154, NULL, NULL), -ENOTSUP);	/* node 18 */
+	assert_int_equal(nd_layout__fill(&l, 12, 4, 254, NULL, NULL), -ENOTSUP);	/* node 22 */
+	assert_int_equal(nd_layout__fill(&l, 13, 6, 233, NULL, NULL), -ENOTSUP);	/* node 24 */
+	(void)state;
+}
+
+/* V8 objects in this process's memory, 8-aligned, tagged (+1) where V8 tags them. */
+static uint64_t heap[512];
+
+static uint64_t obj(size_t slot)
+{
+	return (uint64_t)(uintptr_t)&heap[slot] + 1;
+}
+
+static void set16(size_t slot, size_t off, uint16_t v)
+{
+	memcpy((uint8_t *)&heap[slot] + off, &v, 2);
+}
+
+/* A map of instance type t at slot s. */
+static void make_map(const struct nd_layout *l, size_t s, uint16_t t)
+{
+	set16(s, (size_t)l->map_instance_type, t);
+}
+
+/* A sequential one-byte string at slot s (map at slot m). */
+static void make_string(const struct nd_layout *l, size_t s, size_t m, const char *text)
+{
+	int32_t len = (int32_t)strlen(text);
+
+	make_map(l, m, 8);	/* ONE_BYTE_INTERNALIZED_STRING_TYPE: seq, one byte */
+	heap[s] = obj(m);
+	memcpy((uint8_t *)&heap[s] + l->str_length, &len, 4);
+	memcpy((uint8_t *)&heap[s] + l->seq_chars, text, (size_t)len);
+}
+
+static struct runtime_proc *fake_proc(void)
+{
+	struct runtime_proc *rp = calloc(1, sizeof(*rp));
+
+	rp->pid = getpid();
+	assert_int_equal(nd_layout__fill(&rp->l, 11, 3, 244, NULL, NULL), 0);
+	rp->fn_by_sfi = hashmap__new();
+	rp->script_by_addr = hashmap__new();
+	rp->code_by_addr = hashmap__new();
+	rp->code_by_pc = hashmap__new();
+	rp->bc_by_addr = hashmap__new();
+	return rp;
+}
+
+static void free_proc(struct runtime_proc *rp)
+{
+	for (size_t i = 0; i < rp->nr_fns; i++) {
+		free(rp->fns[i]->name);
+		free(rp->fns[i]->file);
+		free(rp->fns[i]);
+	}
+	free(rp->fns);
+	for (size_t i = 0; i < rp->nr_scripts; i++)
+		free(rp->scripts[i].ends);
+	free(rp->scripts);
+	hashmap__free(rp->fn_by_sfi);
+	hashmap__free(rp->script_by_addr);
+	hashmap__free(rp->code_by_addr);
+	hashmap__free(rp->code_by_pc);
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	const void *key;
+	size_t len;
+	void *v;
+	while (hashmap__next(rp->bc_by_addr, &it, &key, &len, &v))
+		nd_code_free(v);
+	hashmap__free(rp->bc_by_addr);
+	free(rp);
+}
+
+static void test_walk(void **state)
+{
+	struct runtime_proc *rp = fake_proc();
+	const struct nd_layout *l = &rp->l;
+	/* maps: JSFunction 0, SFI 2, Script 4, ScopeInfo 6, FixedArray 8 */
+	make_map(l, 0, l->t_jsfunction_first);
+	make_map(l, 2, l->t_sfi);
+	make_map(l, 4, l->t_script);
+	make_map(l, 6, l->t_scope_info);
+	make_string(l, 20, 10, "/srv/app.js");
+	make_string(l, 30, 12, "line one\nline two\n");
+	make_string(l, 40, 14, "handler");
+	/* Script at 50: name, source (no line ends) */
+	heap[50] = obj(4);
+	heap[50 + l->script_name / 8] = obj(20);
+	heap[50 + l->script_source / 8] = obj(30);
+	/* SFI at 70: named directly by a string, in the script */
+	heap[70] = obj(2);
+	heap[70 + l->sfi_name_or_scope_info / 8] = obj(40);
+	heap[70 + l->sfi_script_or_debug_info / 8] = obj(50);
+	/* JSFunction at 90: shared, code 0 (interpreted) */
+	heap[90] = obj(0);
+	heap[90 + l->jsf_shared / 8] = obj(70);
+
+	/* the stack, from sp: [0] a return address into the JS frame's caller... built as
+	 * frames: JS frame fp at word 8, its caller (an entry frame) fp at word 16 */
+	uint64_t stack[32] = { 0 };
+	uint64_t sp = (uint64_t)(uintptr_t)stack;
+	uint64_t pcs[3] = { 0x7000001000, 0x7000002000, 0x7000003000 };
+	struct mapping anon = { .start = 0x7000000000, .end = 0x7000010000, .path = "//anon" };
+	const struct mapping *maps[3] = { &anon, &anon, &anon };
+	stack[8] = sp + 16 * 8;		/* JS frame: saved fp */
+	stack[9] = pcs[1];		/* its return address */
+	stack[8 - 1] = obj(100);	/* context: any heap object */
+	stack[8 - 2] = obj(90);		/* the JSFunction */
+	stack[16] = 0;			/* entry frame */
+	stack[17] = pcs[2];
+	stack[16 - 1] = (uint64_t)l->ft_entry << 1;	/* its type marker */
+	struct rt_native n = { pcs[0], sp, sp + 8 * 8, (const uint8_t *)stack, sizeof(stack),
+			       pcs, maps, 3 };
+	struct rt_frame f[8];
+	int got = nd_walk(rp, &n, f, 8);
+	assert_int_equal(got, 1);
+	assert_true(f[0].flags & RT_FRAME_ENTRY);
+	assert_int_equal(rp->nr_fns, 1);
+	assert_string_equal(rp->fns[f[0].id]->name, "handler");
+	assert_string_equal(rp->fns[f[0].id]->file, "/srv/app.js");
+	assert_int_equal(nd_fn_line(rp, (int32_t)f[0].id, 12), 2);	/* "line two" */
+	assert_int_equal(nd_fn_line(rp, (int32_t)f[0].id, 3), 1);
+
+	/* a function slot that is no JSFunction: no frame */
+	stack[8 - 2] = obj(70);
+	assert_int_equal(nd_walk(rp, &n, f, 8), 0);
+	/* a file-backed pc is not V8 code: not looked at */
+	stack[8 - 2] = obj(90);
+	struct mapping file = anon;
+	file.path = "/usr/lib/libc.so.6";
+	const struct mapping *fmaps[3] = { &file, &file, &file };
+	n.maps = fmaps;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 0);
+
+	/* random stacks and pcs: whatever they give, never a crash */
+	n.maps = maps;
+	srand(20);
+	for (int round = 0; round < 3000; round++) {
+		for (size_t i = 0; i < 32; i++)
+			stack[i] = rand() % 3 ? (uint64_t)rand() << 16 | (uint64_t)rand()
+					      : (rand() % 2 ? obj((size_t)rand() % 500) : sp + 8 * (size_t)(rand() % 32));
+		for (size_t i = 0; i < 3; i++)
+			pcs[i] = rand() % 2 ? stack[rand() % 32] : (uint64_t)rand();
+		n.bp = stack[rand() % 32];
+		got = nd_walk(rp, &n, f, 8);
+		assert_true(got >= 0 && got <= 8);
+		for (int i = 0; i < got; i++)
+			assert_true(f[i].id < rp->nr_fns);
+	}
+	free_proc(rp);
+	(void)state;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_positions),
+		cmocka_unit_test(test_random_bytes),
+		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_walk),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Checks on the JavaScript frames of a kiln .col file, for tests/e2e/node_*.sh.
+
+  nodecheck.py ratio COL SCRIPT [COMM [MIN]]
+      the node_ratio.js workload: >= MIN (default 0.95) of the samples of COMM (default:
+      node; its main thread, the only busy one) carry _[js] frames; alpha / beta share 70/30 within
+      max(3 points, 3 sigma of the sample count); the frames read
+      'main (SCRIPT:L0)_[js];phase (SCRIPT:L1)_[js];dispatch (SCRIPT:L2)_[js];
+      alpha (SCRIPT:L3)_[js]' at the marker lines (alpha and beta are inlined into
+      phase by TurboFan: their names and lines come from the inlining data), and the
+      first _[js] frame follows Builtins_JSEntry when the native stack has it.
+  nodecheck.py native COL FUNC REGEX MIN
+      at least MIN (0..1) of the samples whose stack has the JavaScript function FUNC
+      have a native frame matching REGEX after (above) its last _[js] frame.
+  nodecheck.py threads COL MAINFUNC WORKERFUNC MIN
+      each thread its own stack: at least MIN samples have MAINFUNC (the main thread's)
+      and at least MIN have WORKERFUNC (the workers', each in its own isolate) as _[js]
+      frames, and no sample has both.
+  nodecheck.py none COL
+      no sample has a _[js] frame.
+
+Lines are '<index>;<container>;<comm>;<frames...> <count>'. Exit 0 when the check holds.
+"""
+import math
+import re
+import sys
+
+ENTRY = ("Builtins_JSEntry", "Builtins_JSConstructEntry", "Builtins_JSRunMicrotasksEntry")
+JFRAME = re.compile(r"^(.*?)(?: \((.*?)(?::(\d+))?\))?_\[js\]$")
+
+
+def stacks(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for i, line in enumerate(f):
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            frames, _, count = line.rpartition(" ")
+            parts = frames.split(";")
+            if len(parts) < 3:
+                sys.exit(f"malformed line {i + 1}: {line!r}")
+            yield parts[2], parts[3:], int(count)
+
+
+def jframes(frames):
+    """[(index, func, file, line)] of the _[js] frames."""
+    out = []
+    for i, fr in enumerate(frames):
+        m = JFRAME.match(fr)
+        if m:
+            out.append((i, m.group(1), m.group(2), int(m.group(3) or 0)))
+    return out
+
+
+def markers(script):
+    lines = {}
+    with open(script, encoding="utf-8") as f:
+        for n, text in enumerate(f, 1):
+            m = re.search(r"// LINE:(\S+)$", text.rstrip())
+            if m:
+                lines[m.group(1)] = n
+    return lines
+
+
+def ratio(path, script, comm, want_js):
+    mk = markers(script)
+    total = with_js = 0
+    got = {"alpha": 0, "beta": 0}
+    wrong = []
+    for cm, frames, c in stacks(path):
+        if cm != comm:
+            continue
+        total += c
+        js = jframes(frames)
+        if not js:
+            continue
+        with_js += c
+        if any(f in ENTRY for f in frames) and frames[js[0][0] - 1] not in ENTRY:
+            wrong.append(("not after the entry frame", frames))
+        names = [j[1] for j in js]
+        leaf = names[-1] if names[-1] in got else None
+        if leaf is None:
+            continue
+        got[leaf] += c
+        ours = [j for j in js if j[2] == script]
+        want = [("main", [mk["main-" + leaf]]), ("phase", [mk["phase"]]),
+                ("dispatch", [mk["dispatch-" + leaf]]), (leaf, [mk[leaf]])]
+        ok = len(ours) >= 4 and all(j[1] == w[0] and j[3] in w[1]
+                                    for j, w in zip(ours[-4:], want))
+        if not ok:
+            wrong.append(("wrong frames", [f"{j[1]} ({j[2]}:{j[3]})" for j in js]))
+    if not total:
+        sys.exit(f"no samples of {comm}")
+    n = got["alpha"] + got["beta"]
+    share = 100.0 * got["alpha"] / n if n else 0
+    tol = 300 * math.sqrt(0.21 / n) if n else 100
+    print(f"samples {total}, with _[js] {100.0 * with_js / total:.1f}%, alpha "
+          f"{share:.2f}% of {n} (truth 70, 3 sigma {tol:.2f} points), wrong {len(wrong)}")
+    for why, fr in wrong[:3]:
+        print(f"  {why}: {';'.join(fr)[-400:]}")
+    ok = with_js >= want_js * total and abs(share - 70) <= max(3.0, tol)
+    ok &= n >= 0.8 * total and len(wrong) <= 0.01 * total
+    sys.exit(0 if ok else 1)
+
+
+def native(path, func, rx, want):
+    rx = re.compile(rx)
+    total = hit = 0
+    for _, frames, c in stacks(path):
+        js = jframes(frames)
+        if not any(j[1] == func for j in js):
+            continue
+        total += c
+        if any(rx.search(fr) and not JFRAME.match(fr) for fr in frames[js[-1][0] + 1:]):
+            hit += c
+    if not total:
+        sys.exit(f"no samples with {func}")
+    print(f"{hit}/{total} = {hit / total:.3f} of {func} samples have a native frame "
+          f"matching {rx.pattern!r} above it (want >= {want})")
+    sys.exit(0 if hit / total >= want else 1)
+
+
+def threads(path, mainf, workerf, want):
+    m = w = both = 0
+    for _, frames, c in stacks(path):
+        names = {j[1] for j in jframes(frames)}
+        m += c if mainf in names else 0
+        w += c if workerf in names else 0
+        both += c if mainf in names and workerf in names else 0
+    print(f"{mainf}: {m} samples, {workerf}: {w}, both in one stack: {both} (want >= {want}, 0)")
+    sys.exit(0 if m >= want and w >= want and both == 0 else 1)
+
+
+def main():
+    cmd, path = sys.argv[1], sys.argv[2]
+    if cmd == "ratio":
+        ratio(path, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "node",
+              float(sys.argv[5]) if len(sys.argv) > 5 else 0.95)
+    elif cmd == "native":
+        native(path, sys.argv[3], sys.argv[4], float(sys.argv[5]))
+    elif cmd == "threads":
+        threads(path, sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif cmd == "none":
+        n = sum(c for _, frames, c in stacks(path) if jframes(frames))
+        print(f"{n} samples with _[js] frames")
+        sys.exit(0 if n == 0 else 1)
+    else:
+        sys.exit(f"unknown check {cmd}")
+
+
+if __name__ == "__main__":
+    main()
