@@ -94,6 +94,8 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 		own.service = name;
 	pthread_mutex_lock(&r->srv->lock);
 	ret = store__put(r->srv->store, &own, err, sizeof(err));
+	if (!ret)
+		ret = ingest__put_spans(r->srv->store, &own, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	free(name);
 	if (ret) {

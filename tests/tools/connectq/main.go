@@ -8,9 +8,14 @@
 //	connectq [-json] URL values NAME SELECTOR
 //	connectq [-json] URL series
 //	connectq [-json] URL totals TYPE SELECTOR [GROUP_BY]
+//	connectq [-json] URL functions TYPE SELECTOR
+//	connectq [-json] URL spans TYPE SELECTOR SPAN_ID[,SPAN_ID...]
 //
 // "totals" prints the flamegraph total, the pprof sum of its first sample type and the
-// sum of SelectSeries points (one line per series when grouped).
+// sum of SelectSeries points (one line per series when grouped). "functions" prints the
+// flamegraph total of SelectMergeStacktraces, then "NAME TOTAL" per function name (its
+// nodes' totals added up); "spans" the same of SelectMergeSpanProfile for those span ids,
+// and the total of its tree bytes (binary requests only).
 package main
 
 import (
@@ -60,6 +65,30 @@ func treeTotal(b []byte) (int64, error) {
 		return 0, fmt.Errorf("%d bytes after the tree", len(b))
 	}
 	return total, nil
+}
+
+// printFunctions prints a flamegraph's total and each name's summed node totals. A level
+// holds per node its x offset (relative), total, self and name index.
+func printFunctions(g *querierv1.FlameGraph) {
+	fmt.Printf("total %d\n", g.Total)
+	sums := map[string]int64{}
+	var order []string
+	for _, l := range g.Levels {
+		for i := 0; i+3 < len(l.Values); i += 4 {
+			n := l.Values[i+3]
+			if n < 0 || int(n) >= len(g.Names) {
+				die(fmt.Errorf("name index %d of %d names", n, len(g.Names)))
+			}
+			name := g.Names[n]
+			if _, ok := sums[name]; !ok {
+				order = append(order, name)
+			}
+			sums[name] += l.Values[i+1]
+		}
+	}
+	for _, name := range order {
+		fmt.Printf("%s %d\n", name, sums[name])
+	}
 }
 
 func die(err error) {
@@ -191,6 +220,35 @@ func main() {
 			}
 			fmt.Printf("series {%s} %.0f\n", strings.Join(kv, ","), sum)
 		}
+	case "functions":
+		fg, err := c.SelectMergeStacktraces(ctx, connect.NewRequest(
+			&querierv1.SelectMergeStacktracesRequest{ProfileTypeID: args[2],
+				LabelSelector: args[3], Start: start, End: end}))
+		if err != nil {
+			die(err)
+		}
+		printFunctions(fg.Msg.Flamegraph)
+	case "spans":
+		req := &querierv1.SelectMergeSpanProfileRequest{ProfileTypeID: args[2],
+			LabelSelector: args[3], SpanSelector: strings.Split(args[4], ","),
+			Start: start, End: end}
+		fg, err := c.SelectMergeSpanProfile(ctx, connect.NewRequest(req))
+		if err != nil {
+			die(err)
+		}
+		if !*useJSON {
+			req.Format = querierv1.ProfileFormat_PROFILE_FORMAT_TREE
+			ft, err := c.SelectMergeSpanProfile(ctx, connect.NewRequest(req))
+			if err != nil {
+				die(err)
+			}
+			tsum, err := treeTotal(ft.Msg.Tree)
+			if err != nil {
+				die(err)
+			}
+			fmt.Printf("tree %d\n", tsum)
+		}
+		printFunctions(fg.Msg.Flamegraph)
 	default:
 		die(fmt.Errorf("unknown command %q", args[1]))
 	}
