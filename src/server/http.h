@@ -149,6 +149,23 @@ int ingest__check_time(struct response *resp, const char *field, int64_t t, int6
  * the limits above: 400/422 as above), stores it under the server's lock; on failure
  * sets a 422/507/500 error and returns a negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
+/* Pyroscope's ingest limits (server/ingest_limits.c), as server_options sets them. */
+/* The limits in force (the defaults for 0; SIZE_MAX: none). */
+size_t ingest__max_profile_bytes(const struct server *srv);
+size_t ingest__max_samples(const struct server *srv);
+/* Checks a pushed profile as sent (*data, *len: raw, or gzip which is inflated into
+ * scratch, *data and *len then pointing there) against the size limit, uncompressed.
+ * Returns 0, -EFBIG beyond it, or -EINVAL for bad gzip, with a message in err. */
+int ingest__limit_size(const struct server *srv, const void **data, size_t *len,
+		       struct strbuf *scratch, char *err, size_t errlen);
+/* Checks the samples (distinct stacks with their labels) of a parsed profile against the
+ * limit. Returns 0, or -E2BIG with a message in err. */
+int ingest__limit_samples(const struct server *srv, const struct profile *p, char *err,
+			  size_t errlen);
+/* Checks an upload's times (seconds) against the ingestion window around now. Returns 0,
+ * or -ERANGE with a message in err. */
+int ingest__limit_window(const struct server *srv, int64_t from, int64_t until, int64_t now,
+			 char *err, size_t errlen);
 /* Span profiles (server/ingest_spans.c): the samples of a put labelled span_id (or
  * profile_id) are stored once more in the companion service "<service>" INGEST_SPAN_MARK,
  * each stack under the extra root frame INGEST_SPAN_FRAME "<id>". */
