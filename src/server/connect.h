@@ -57,6 +57,12 @@ struct Querier__V1__FlameGraph;
 int query__select_typed(struct request *r, struct response *resp, const char *type_id,
 			const char *selector, int64_t start, int64_t end, struct store_query *q,
 			struct targets *t, int64_t *from, int64_t *until);
+/* Fills tree (initialized) with the merged call tree of every target of q: the store's own
+ * tree when one target matches, else built from their merged stacks in scratch (which the
+ * tree's names then point into). Returns 0, or a negative errno with a Connect error. */
+int query__merged_tree(struct request *r, struct response *resp, const struct store_query *q,
+		       const struct targets *t, int64_t from, int64_t until,
+		       struct store_tree *tree, struct profile *scratch);
 /* Flamebearer {names, levels, numTicks, maxSelf} as a FlameGraph message (which borrows
  * fb's strings: keep fb until it is sent). Free with query__free_flamegraph. */
 struct Querier__V1__FlameGraph *query__flamegraph(json_t *fb);

@@ -223,6 +223,7 @@ void query__connect_select_merge_stacktraces(struct request *r, struct response 
 void query__connect_select_merge_profile(struct request *r, struct response *resp);
 void query__connect_select_series(struct request *r, struct response *resp);
 void query__connect_select_merge_span_profile(struct request *r, struct response *resp);
+void query__connect_diff(struct request *r, struct response *resp);
 /* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
 void ui__asset(struct request *r, struct response *resp);
 /* index.html with its embedded stylesheets and scripts inlined (built on first use), or

@@ -55,10 +55,7 @@ static int merged_profile(struct request *r, struct response *resp, const struct
 	return ret;
 }
 
-/* Fills tree (initialized) with the merged call tree of every target: the store's own
- * tree when one target matches, else built from their merged stacks in scratch (which the
- * tree's names then point into). Returns 0, or a negative errno with a Connect error. */
-static int merged_tree(struct request *r, struct response *resp, const struct store_query *q,
+int query__merged_tree(struct request *r, struct response *resp, const struct store_query *q,
 		       const struct targets *t, int64_t from, int64_t until,
 		       struct store_tree *tree, struct profile *scratch)
 {
@@ -194,7 +191,7 @@ static int stacktraces(struct request *r, struct response *resp, const char *typ
 		}
 		goto out;
 	}
-	if ((ret = merged_tree(r, resp, &q, &t, from, until, &out->st, out->p)))
+	if ((ret = query__merged_tree(r, resp, &q, &t, from, until, &out->st, out->p)))
 		goto out;
 	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE) {
 		pyrotree__write(&out->bytes, &out->st, query__max_nodes(max_nodes));

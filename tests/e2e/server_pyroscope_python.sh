@@ -2,10 +2,12 @@
 # Grafana's Pyroscope Python SDK (pyroscope-io from PyPI, with its OpenTelemetry span
 # processor pyroscope-otel) profiling a known Python program and pushing to kiln serve:
 # the functions come back from /pyroscope/render and from the Connect querier (driven by
-# Pyroscope's generated Go client), kiln_alpha and kiln_beta, run 7:3 by the clock,
-# hold about 7:3 of the CPU samples and the SDK's tag_wrapper labels pick them, and span profiles work: the SDK's span_id stays off the series,
-# SelectMergeSpanProfile of the "alpha" spans holds kiln_alpha and (almost) no kiln_beta,
-# and that of every span adds up to the CPU profile of the span-covered work.
+# Pyroscope's generated Go client) with the same totals; kiln_alpha and kiln_beta, run
+# 7:3 by the clock, hold about 7:3 of the CPU samples and the SDK's tag_wrapper labels
+# pick them; Connect's Diff of the two handlers has each side's totals; and span
+# profiles work: the SDK's span_id stays off the series, SelectMergeSpanProfile of the
+# "alpha" spans holds kiln_alpha and (almost) no kiln_beta, and that of every span holds
+# (almost) all of both.
 # The packages are installed into a venv under build/e2e-pip (reused across runs).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
@@ -120,6 +122,22 @@ if not 0.55 <= share <= 0.85:
 print("handler=alpha: kiln_alpha %d, kiln_beta %d" % (fa.get("kiln_alpha", 0), fa.get("kiln_beta", 0)))
 if not (fa.get("kiln_alpha", 0) >= 0.9 * a and fa.get("kiln_beta", 0) <= 0.08 * a):
     sys.exit("handler=alpha does not hold kiln_alpha alone")
+PY
+# Diff of the two handlers: each side's ticks are its series' total, the selves add up
+"$CQ" "$URL" diff $CPU '{service_name="pyapp",handler="alpha"}' '{service_name="pyapp",handler="beta"}' \
+	>"$T/diff" || fail "Diff failed"
+"$CQ" -json "$URL" diff $CPU '{service_name="pyapp",handler="alpha"}' '{service_name="pyapp",handler="beta"}' \
+	>"$T/diff_json" || fail "Diff over JSON failed"
+cat "$T/diff"
+cmp -s "$T/diff" "$T/diff_json" || fail "Diff over JSON differs: $(cat "$T/diff_json")"
+python3 - "$T" <<'PY' || fail "the Diff is off"
+import sys
+d = sys.argv[1]
+v = {l.split()[1]: int(l.split()[2]) for l in open(d + "/cpu") if l.startswith("series")}
+w = open(d + "/diff").read().split()
+left, right, total, ls, rs = int(w[1]), int(w[3]), int(w[5]), int(w[7]), int(w[8])
+assert left == v["{handler=alpha}"] and right == v["{handler=beta}"], (left, right, v)
+assert total == left + right and ls == left and rs == right, w
 PY
 names=$("$CQ" "$URL" names "$SEL")
 echo "labels: $names"

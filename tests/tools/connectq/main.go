@@ -10,12 +10,14 @@
 //	connectq [-json] URL totals TYPE SELECTOR [GROUP_BY]
 //	connectq [-json] URL functions TYPE SELECTOR
 //	connectq [-json] URL spans TYPE SELECTOR SPAN_ID[,SPAN_ID...]
+//	connectq [-json] URL diff TYPE LEFT_SELECTOR RIGHT_SELECTOR
 //
 // "totals" prints the flamegraph total, the pprof sum of its first sample type and the
 // sum of SelectSeries points (one line per series when grouped). "functions" prints the
 // flamegraph total of SelectMergeStacktraces, then "NAME TOTAL" per function name (its
 // nodes' totals added up); "spans" the same of SelectMergeSpanProfile for those span ids,
-// and the total of its tree bytes (binary requests only).
+// and the total of its tree bytes (binary requests only). "diff" prints Diff's left and
+// right ticks and total, and the sums of the left and the right selves of its nodes.
 package main
 
 import (
@@ -249,6 +251,32 @@ func main() {
 			fmt.Printf("tree %d\n", tsum)
 		}
 		printFunctions(fg.Msg.Flamegraph)
+	case "diff":
+		sel := func(s string) *querierv1.SelectMergeStacktracesRequest {
+			return &querierv1.SelectMergeStacktracesRequest{ProfileTypeID: args[2],
+				LabelSelector: s, Start: start, End: end}
+		}
+		d, err := c.Diff(ctx, connect.NewRequest(&querierv1.DiffRequest{
+			Left: sel(args[3]), Right: sel(args[4])}))
+		if err != nil {
+			die(err)
+		}
+		g := d.Msg.Flamegraph
+		var ls, rs int64
+		for _, l := range g.Levels {
+			if len(l.Values)%7 != 0 {
+				die(fmt.Errorf("a diff level of %d values", len(l.Values)))
+			}
+			for i := 0; i < len(l.Values); i += 7 {
+				if n := l.Values[i+6]; n < 0 || int(n) >= len(g.Names) {
+					die(fmt.Errorf("name index %d of %d names", n, len(g.Names)))
+				}
+				ls += l.Values[i+2]
+				rs += l.Values[i+5]
+			}
+		}
+		fmt.Printf("left %d right %d total %d selves %d %d\n", g.LeftTicks, g.RightTicks,
+			g.Total, ls, rs)
 	default:
 		die(fmt.Errorf("unknown command %q", args[1]))
 	}

@@ -1,7 +1,8 @@
-/* Span profiles on the real server (loopback, in this process): a pushed pprof whose
- * samples carry span_id / profile_id labels answers SelectMergeSpanProfile for exactly
- * the spans asked for, its spans never become series or services, and the ordinary
- * selects count each sample once. */
+/* The Connect querier's span profiles and Diff on the real server (loopback, in this
+ * process): a pushed pprof whose samples carry span_id / profile_id labels answers
+ * SelectMergeSpanProfile for exactly the spans asked for, its spans never become series
+ * or services, and the ordinary selects count each sample once; Diff of two selections
+ * has each side's ticks and nodes of both. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -256,9 +257,70 @@ static void test_span_refused(void **state)
 	server__stop(srv);
 }
 
+/* The JSON int64 of key in o (Connect JSON writes int64 as a string). */
+static long long int64_of(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? atoll(json_string_value(v)) : json_integer_value(v);
+}
+
+static void test_diff(void **state)
+{
+	struct server *srv = start();
+	uint16_t port = server__port(srv);
+	long long now = (long long)time(NULL) * 1000;
+	struct strbuf req = STRBUF_INIT;
+	json_t *ans;
+
+	push(port);
+	strbuf_addf(&req, "{\"left\":{\"profileTypeID\":\"%s\",\"labelSelector\":"
+		    "\"{handler=\\\"alpha\\\"}\",\"start\":\"%lld\",\"end\":\"%lld\"},"
+		    "\"right\":{\"profileTypeID\":\"%s\",\"labelSelector\":"
+		    "\"{handler=~\\\"beta|idle\\\"}\",\"start\":\"%lld\",\"end\":\"%lld\"}}",
+		    CPU, now - 3600000, now + 60000, CPU, now - 3600000, now + 60000);
+	assert_int_equal(call(port, "Diff", req.buf, &ans), 200);
+	json_t *fg = json_object_get(ans, "flamegraph");
+	assert_int_equal(int64_of(fg, "leftTicks"), 7 * MS);
+	assert_int_equal(int64_of(fg, "rightTicks"), 8 * MS);
+	assert_int_equal(int64_of(fg, "total"), 15 * MS);
+	/* 7 values a node; left and right selves add up to each side's ticks; alpha is
+	 * left's alone, beta and idle right's */
+	long long ls = 0, rs = 0;
+	size_t i, k;
+	json_t *level, *names = json_object_get(fg, "names");
+	json_array_foreach(json_object_get(fg, "levels"), i, level) {
+		json_t *v = json_object_get(level, "values");
+		assert_int_equal(json_array_size(v) % 7, 0);
+		for (k = 0; k < json_array_size(v); k += 7) {
+#define AT(j) (json_is_string(json_array_get(v, k + (j))) ? \
+	       atoll(json_string_value(json_array_get(v, k + (j)))) : \
+	       json_integer_value(json_array_get(v, k + (j))))
+			const char *name = json_string_value(json_array_get(names, (size_t)AT(6)));
+			ls += AT(2);
+			rs += AT(5);
+			if (!strcmp(name, "alpha"))
+				assert_true(AT(1) == 7 * (long long)MS && AT(4) == 0);
+			if (!strcmp(name, "idle"))
+				assert_true(AT(1) == 0 && AT(4) == 5 * (long long)MS);
+#undef AT
+		}
+	}
+	assert_int_equal(ls, 7 * MS);
+	assert_int_equal(rs, 8 * MS);
+	json_decref(ans);
+	/* a side missing */
+	assert_int_equal(call(port, "Diff", "{\"left\":{\"profileTypeID\":\"" CPU "\"}}", &ans),
+			 400);
+	assert_non_null(strstr(json_string_value(json_object_get(ans, "message")), "right"));
+	json_decref(ans);
+	strbuf_release(&req);
+	server__stop(srv);
+}
+
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-spans.XXXXXX");
+	snprintf(dir, sizeof(dir), "/tmp/kiln-test-querier.XXXXXX");
 	return mkdtemp(dir) ? 0 : -1;
 }
 
@@ -279,6 +341,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_span_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spans_stay_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_span_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
 	};
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
