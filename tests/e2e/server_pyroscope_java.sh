@@ -6,7 +6,7 @@
 # application name nor its labels (it warns so), so its profiles land under
 # service_name="unknown_service", as they would in Pyroscope. Checked: the functions come
 # back from /pyroscope/render and the Connect querier with the same totals, and
-# kilnAlpha:kilnBeta (7:3 by the clock) hold about 7:3 of the samples.
+# kilnAlpha:kilnBeta (7:3 of the same work) hold 7:3 of the samples.
 # The jar is fetched by mvn into build/m2 (reused across runs).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
@@ -28,31 +28,30 @@ start_server "$T/data"
 cat >"$T/Burn.java" <<'JAVA'
 public class Burn {
 	static volatile double sink;
-	static void kilnAlpha(long us) {
-		long end = System.nanoTime() + us * 1000L;
+	static void kilnAlpha(long n) {
 		double x = 0;
-		while (System.nanoTime() < end)
-			for (int i = 0; i < 100; i++)
-				x += Math.sqrt(x + i);
+		for (long i = 0; i < n; i++)
+			x += Math.sqrt(x + i);
 		sink = x;
 	}
-	static void kilnBeta(long us) {
-		long end = System.nanoTime() + us * 1000L;
+	static void kilnBeta(long n) {
 		double x = 0;
-		while (System.nanoTime() < end)
-			for (int i = 0; i < 100; i++)
-				x += Math.sqrt(x + i);
+		for (long i = 0; i < n; i++)
+			x += Math.sqrt(x + i);
 		sink = x;
 	}
-	// rounds of 7:3 by the clock, each stretched by a random factor so that no phase
-	// locks in with the profiler's 10 ms timer
+	// Rounds of 7:3 of the same work, each scaled by a random factor so that no phase
+	// locks in with the profiler's timer, until the thread has had a[0] seconds of CPU
+	// (however loaded the machine) or a[1] seconds have passed.
 	public static void main(String[] a) {
 		java.util.Random r = new java.util.Random();
-		long stop = System.currentTimeMillis() + Long.parseLong(a[0]) * 1000L;
-		while (System.currentTimeMillis() < stop) {
+		java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+		long cpu = Long.parseLong(a[0]) * 1000000000L;
+		long stop = System.currentTimeMillis() + Long.parseLong(a[1]) * 1000L;
+		while (mx.getCurrentThreadCpuTime() < cpu && System.currentTimeMillis() < stop) {
 			double u = 0.5 + r.nextDouble();
-			kilnAlpha((long)(7000 * u));
-			kilnBeta((long)(3000 * u));
+			kilnAlpha((long)(70000 * u));
+			kilnBeta((long)(30000 * u));
 		}
 	}
 }
@@ -60,7 +59,7 @@ JAVA
 javac -d "$T" "$T/Burn.java" || fail "javac failed"
 PYROSCOPE_APPLICATION_NAME=javaapp PYROSCOPE_SERVER_ADDRESS=${URL%/} PYROSCOPE_FORMAT=otlp \
 	PYROSCOPE_UPLOAD_INTERVAL=2s PYROSCOPE_LOG_LEVEL=debug \
-	timeout 90 java -javaagent:"$jar" -cp "$T" Burn 10 >"$T/java.log" 2>&1 ||
+	timeout 120 java -javaagent:"$jar" -cp "$T" Burn 6 60 >"$T/java.log" 2>&1 ||
 	fail "the Java program failed: $(tail -n 20 "$T/java.log")"
 grep -q 'Upload attempt 1 to .*v1development/profiles' "$T/java.log" ||
 	fail "the agent uploaded nothing: $(tail -n 20 "$T/java.log")"
@@ -99,8 +98,8 @@ assert a == fn.get("Burn.kilnAlpha") and b == fn.get("Burn.kilnBeta"), \
 assert any(s.startswith("Burn.main;Burn.kilnAlpha") for s in col), "no Burn.main;Burn.kilnAlpha stack"
 n = (a + b) / 1e7        # async-profiler's itimer: one sample per 10 ms of CPU
 share = a / (a + b)
-# 7:3 by the clock: within 3 sigma, plus 5% for what the machine's load does to the
-# clock's share (the program gets what CPU the machine leaves it: as few as 100 samples)
+# 7:3 of the work: within 3 sigma, plus 5% for the JIT (the two are compiled apart, and
+# run slower until they are)
 bound = 3 * math.sqrt(0.21 / n) + 0.05 if n else 1
 print("kilnAlpha %.3f of %d samples (0.7 +- %.3f)" % (share, n, bound))
 assert n >= 40, "only %d samples" % n
