@@ -13,7 +13,7 @@ SPANS=$(go_tool gospans 23) || { echo "$SPANS"; exit 2; }
 CQ=$(go_tool connectq 25) || { echo "$CQ"; exit 2; }
 
 start_server "$T/data"
-timeout 90 "$SPANS" "${URL%/}" gospans 8 >"$T/spans" 2>"$T/gospans.log" ||
+timeout 90 "$SPANS" "${URL%/}" gospans 4 >"$T/spans" 2>"$T/gospans.log" ||
 	fail "the Go program failed: $(tail -n 20 "$T/gospans.log")"
 alpha=$(awk '$1 == "alpha" { print $2 }' "$T/spans")
 all=$(awk '{ printf "%s%s", s, $2; s = "," }' "$T/spans")

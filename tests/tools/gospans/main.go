@@ -3,10 +3,11 @@
 // test time): the CPU samples taken inside a root span carry its span_id as a pprof label.
 // For tests/e2e/server_pyroscope_gospans.sh.
 //
-//	gospans URL APP SECONDS
+//	gospans URL APP CPU_SECONDS
 //
 // Root spans "alpha" and "beta" run in turn, doing 7:3 of the same CPU work in main.alpha
-// and main.beta. At the end it prints one line per span name: the name and its span ids,
+// and main.beta, until the process has had CPU_SECONDS of CPU (however loaded the
+// machine is) or a minute has passed. At the end it prints one line per span name: the name and its span ids,
 // comma-separated.
 package main
 
@@ -16,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	otelpyroscope "github.com/grafana/otel-profiling-go"
@@ -45,7 +47,7 @@ func beta() { spin(300) }
 
 func main() {
 	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: gospans URL APP SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: gospans URL APP CPU_SECONDS")
 		os.Exit(2)
 	}
 	secs, _ := strconv.Atoi(os.Args[3])
@@ -62,8 +64,13 @@ func main() {
 	tp := otelpyroscope.NewTracerProvider(sdktrace.NewTracerProvider())
 	tracer := tp.Tracer("kiln-e2e")
 	ids := map[string][]string{}
-	stop := time.Now().Add(time.Duration(secs) * time.Second)
-	for time.Now().Before(stop) {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	want, stop := time.Duration(secs)*time.Second, time.Now().Add(time.Minute)
+	for time.Now().Before(stop) && cpu() < want {
 		for _, s := range []struct {
 			name string
 			fn   func()
