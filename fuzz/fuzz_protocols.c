@@ -20,6 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		&querier__v1__series_request__descriptor,
 		&querier__v1__label_values_request__descriptor,
 		&querier__v1__profile_types_request__descriptor,
+		&querier__v1__select_merge_span_profile_request__descriptor,
+		&querier__v1__diff_request__descriptor,
 	};
 	char err[256];
 
@@ -32,8 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			otlp__free(v, n);
 	} else if (data[0] % 3 == 1) {
 		json_t *j = json_loadb((const char *)data + 1, size - 1, 0, NULL);
-		ProtobufCMessage *m = j ? connect__from_json(ds[(data[0] / 3) % 5], j, err,
-							     sizeof(err)) : NULL;
+		size_t d = (data[0] / 3) % (sizeof(ds) / sizeof(ds[0]));
+		ProtobufCMessage *m = j ? connect__from_json(ds[d], j, err, sizeof(err)) : NULL;
 		if (m) {
 			json_t *back = connect__to_json(m);
 			json_decref(back);

@@ -44,9 +44,18 @@ static void usage(FILE *f)
 		"                          raise it behind a proxy that funnels many clients)\n"
 		"  --query-timeout S       a query's store read stops after S seconds: 503\n"
 		"                          (default %d)\n"
+		"  Pyroscope's ingest limits (/ingest, the Connect push, OTLP; 0: no limit):\n"
+		"  --max-profile-size N    bytes of a pushed profile, uncompressed: 413 beyond\n"
+		"                          (default %u)\n"
+		"  --max-profile-samples N samples of one pushed profile: 400 beyond (default %u)\n"
+		"  --reject-older-than S, --reject-newer-than S\n"
+		"                          the ingestion window: an upload starting more than S\n"
+		"                          seconds before now, or ending more than S after: 422\n"
+		"                          (default: none; a day ahead is always refused)\n"
 		"  -v, --verbose / -q, --quiet\n",
 		SERVER_DEFAULT_LISTEN, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_CLIENT_CONNECTIONS,
-		SERVER_DEFAULT_QUERY_TIMEOUT_MS / 1000);
+		SERVER_DEFAULT_QUERY_TIMEOUT_MS / 1000, INGEST_DEFAULT_MAX_PROFILE_BYTES,
+		INGEST_DEFAULT_MAX_SAMPLES);
 }
 
 struct tokens {
@@ -149,6 +158,10 @@ int cmd_serve(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'j' },
 		{ "client-connections", required_argument, NULL, 'N' },
 		{ "query-timeout", required_argument, NULL, 'Q' },
+		{ "max-profile-size", required_argument, NULL, 'P' },
+		{ "max-profile-samples", required_argument, NULL, 'S' },
+		{ "reject-older-than", required_argument, NULL, 'o' },
+		{ "reject-newer-than", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -207,6 +220,19 @@ int cmd_serve(int argc, char **argv)
 			if (!parse_num(optarg, 86400, &v) || !v)
 				goto bad;
 			opts.query_timeout_ms = (int)v * 1000;
+			break;
+		case 'P':
+		case 'S':
+			if (!parse_num(optarg, 1ULL << 40, &v))
+				goto bad;
+			*(c == 'P' ? &opts.max_profile_bytes : &opts.max_profile_samples) =
+				v ? (size_t)v : SIZE_MAX;
+			break;
+		case 'o':
+		case 'n':
+			if (!parse_num(optarg, 100ULL * 365 * 86400, &v))
+				goto bad;
+			*(c == 'o' ? &opts.reject_older_than : &opts.reject_newer_than) = (int64_t)v;
 			break;
 		case 'v': log_level = LOG_DEBUG; break;
 		case 'q': log_level = LOG_ERROR; break;

@@ -48,4 +48,26 @@ json_t *connect__to_json(const ProtobufCMessage *msg);
 ProtobufCMessage *connect__from_json(const ProtobufCMessageDescriptor *desc, json_t *v,
 				     char *err, size_t errlen);
 
+/* Shared by the selects of query_connect_select.c and query_connect_span.c. */
+struct targets;
+struct Querier__V1__FlameGraph;
+/* What every select starts with: a profile type (required), the range (ms) as seconds in
+ * *from / *until, and the targets of the selector in t with its store matchers in q
+ * (initialized). Returns 0, or a negative errno with a Connect error set. */
+int query__select_typed(struct request *r, struct response *resp, const char *type_id,
+			const char *selector, int64_t start, int64_t end, struct store_query *q,
+			struct targets *t, int64_t *from, int64_t *until);
+/* Fills tree (initialized) with the merged call tree of every target of q: the store's own
+ * tree when one target matches, else built from their merged stacks in scratch (which the
+ * tree's names then point into). Returns 0, or a negative errno with a Connect error. */
+int query__merged_tree(struct request *r, struct response *resp, const struct store_query *q,
+		       const struct targets *t, int64_t from, int64_t until,
+		       struct store_tree *tree, struct profile *scratch);
+/* Flamebearer {names, levels, numTicks, maxSelf} as a FlameGraph message (which borrows
+ * fb's strings: keep fb until it is sent). Free with query__free_flamegraph. */
+struct Querier__V1__FlameGraph *query__flamegraph(json_t *fb);
+void query__free_flamegraph(struct Querier__V1__FlameGraph *g);
+/* A request's max_nodes: the default for 0 or less, capped. */
+size_t query__max_nodes(int64_t v);
+
 #endif

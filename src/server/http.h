@@ -142,6 +142,36 @@ int ingest__check_time(struct response *resp, const char *field, int64_t t, int6
  * the limits above: 400/422 as above), stores it under the server's lock; on failure
  * sets a 422/507/500 error and returns a negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
+/* Pyroscope's ingest limits (server/ingest_limits.c), as server_options sets them. */
+/* The limits in force (the defaults for 0; SIZE_MAX: none). */
+size_t ingest__max_profile_bytes(const struct server *srv);
+size_t ingest__max_samples(const struct server *srv);
+/* Checks a pushed profile as sent (*data, *len: raw, or gzip which is inflated into
+ * scratch, *data and *len then pointing there) against the size limit, uncompressed.
+ * Returns 0, -EFBIG beyond it, or -EINVAL for bad gzip, with a message in err. */
+int ingest__limit_size(const struct server *srv, const void **data, size_t *len,
+		       struct strbuf *scratch, char *err, size_t errlen);
+/* Checks the samples (distinct stacks with their labels) of a parsed profile against the
+ * limit. Returns 0, or -E2BIG with a message in err. */
+int ingest__limit_samples(const struct server *srv, const struct profile *p, char *err,
+			  size_t errlen);
+/* Checks an upload's times (seconds) against the ingestion window around now. Returns 0,
+ * or -ERANGE with a message in err. */
+int ingest__limit_window(const struct server *srv, int64_t from, int64_t until, int64_t now,
+			 char *err, size_t errlen);
+/* Span profiles (server/ingest_spans.c): the samples of a put labelled span_id (or
+ * profile_id) are stored once more in the companion service "<service>" INGEST_SPAN_MARK,
+ * each stack under the extra root frame INGEST_SPAN_FRAME "<id>". */
+#define INGEST_SPAN_MARK "#spans"
+#define INGEST_SPAN_FRAME "span_id="
+/* True when a stored service name is a span companion (listings leave those out). */
+bool ingest__is_span_service(const char *stored);
+/* The companion's name for a stored service name (malloc'd). */
+char *ingest__span_service(const char *service);
+/* Stores the span-labelled stacks of put (service: the stored, tenant-qualified name) in
+ * its companion, with put's type, series and times; nothing when no stack has a span id.
+ * Call under the server's lock. Returns 0, or store__put's negative errno with err. */
+int ingest__put_spans(struct store *s, const struct store_put *put, char *err, size_t errlen);
 /* One series of a parsed pprof: which sample type of the profile, the service it goes
  * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id
  * (profile/ptype.h) and Pyroscope units. */
@@ -185,6 +215,8 @@ void query__connect_series(struct request *r, struct response *resp);
 void query__connect_select_merge_stacktraces(struct request *r, struct response *resp);
 void query__connect_select_merge_profile(struct request *r, struct response *resp);
 void query__connect_select_series(struct request *r, struct response *resp);
+void query__connect_select_merge_span_profile(struct request *r, struct response *resp);
+void query__connect_diff(struct request *r, struct response *resp);
 /* The web UI's embedded files (server/ui_route.c): `/` and `/ui/NAME`. */
 void ui__asset(struct request *r, struct response *resp);
 /* index.html with its embedded stylesheets and scripts inlined (built on first use), or

@@ -77,6 +77,10 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 	if (ingest__check_time(resp, "from", put->from, req__now()) ||
 	    ingest__check_time(resp, "until", put->until, req__now()))
 		return -ERANGE;
+	if (ingest__limit_window(r->srv, put->from, put->until, req__now(), err, sizeof(err))) {
+		resp__error(resp, 422, "%s", err);
+		return -ERANGE;
+	}
 	/* a label that is not UTF-8 would be stored and never listed (JSON is UTF-8) */
 	for (size_t i = 0; i < put->nr_series; i++) {
 		const struct labels *l = &put->series[i];
@@ -94,6 +98,8 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 		own.service = name;
 	pthread_mutex_lock(&r->srv->lock);
 	ret = store__put(r->srv->store, &own, err, sizeof(err));
+	if (!ret)
+		ret = ingest__put_spans(r->srv->store, &own, err, sizeof(err));
 	pthread_mutex_unlock(&r->srv->lock);
 	free(name);
 	if (ret) {
@@ -426,6 +432,18 @@ static void apply_sample_type_config(const struct profile *p, const char *data, 
 	json_decref(cfg);
 }
 
+/* The size limit on a pushed profile as sent (ingest__limit_size), with its 413 / 422. */
+static int limit_size(struct request *r, struct response *resp, const void **data, size_t *len,
+		      struct strbuf *scratch)
+{
+	char err[256];
+	int ret = ingest__limit_size(r->srv, data, len, scratch, err, sizeof(err));
+
+	if (ret)
+		resp__error(resp, ret == -EFBIG ? 413 : 422, "%s", err);
+	return ret;
+}
+
 void ingest__pyroscope(struct request *r, struct response *resp)
 {
 	const char *name = req__arg(r, "name"), *format = req__arg(r, "format");
@@ -440,6 +458,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	struct labels *series = NULL;
 	uint32_t *stack_series = NULL;
 	size_t nps = 0, nr_series = 0;
+	struct strbuf scratch = STRBUF_INIT;
 	int ret;
 
 	store_query_init(&q);
@@ -478,6 +497,8 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	}
 	if (req__gunzip_body(r, resp, false))
 		goto out;
+	const void *body = r->body.buf;
+	size_t blen = r->body.len;
 	if (!format && ctype && strstr(ctype, "multipart/form-data")) {
 		char boundary[128];
 		const char *data;
@@ -492,17 +513,22 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			resp__error(resp, 422, "%s", ret == -ENOENT ? "multipart body has no 'profile' part" : err);
 			goto out;
 		}
-		ret = ingest__parse_pprof(p, data, len, q.service, NULL, &ps, &nps, err, sizeof(err));
+		const void *d = data;
+		if (limit_size(r, resp, &d, &len, &scratch))
+			goto out;
+		ret = ingest__parse_pprof(p, d, len, q.service, NULL, &ps, &nps, err, sizeof(err));
 		if (!ret && !multipart__find(r->body.buf, r->body.len, boundary, "sample_type_config",
 					     &data, &len, err, sizeof(err)))
 			apply_sample_type_config(p, data, len, q.service, ps, nps);
+	} else if (limit_size(r, resp, &body, &blen, &scratch)) {
+		goto out;
 	} else if (!format || !strcmp(format, "folded") || !strcmp(format, "groups")) {
-		ret = col__parse(p, r->body.buf, r->body.len, err, sizeof(err));
+		ret = col__parse(p, body, blen, err, sizeof(err));
 	} else if (!strcmp(format, "lines")) {
-		parse_lines(p, r->body.buf, r->body.len);
+		parse_lines(p, body, blen);
 		ret = 0;
 	} else if (!strcmp(format, "pprof")) {
-		ret = ingest__parse_pprof(p, r->body.buf, r->body.len, q.service, NULL, &ps, &nps,
+		ret = ingest__parse_pprof(p, body, blen, q.service, NULL, &ps, &nps,
 					  err, sizeof(err));
 	} else {
 		resp__error(resp, 422, "unsupported format '%.32s': use folded, lines or pprof", format);
@@ -515,6 +541,10 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	}
 	if (ret) {
 		resp__error(resp, 422, "failed to parse profile: %s", err);
+		goto out;
+	}
+	if (ingest__limit_samples(r->srv, p, err, sizeof(err))) {
+		resp__error(resp, 400, "%s", err);
 		goto out;
 	}
 	if (!ps) {	/* collapsed stacks: the type the name says */
@@ -549,4 +579,5 @@ out:
 	labels_release(&labels);
 	store_query_release(&q);
 	profile__free(p);
+	strbuf_release(&scratch);
 }

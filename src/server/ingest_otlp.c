@@ -89,6 +89,16 @@ void ingest__otlp(struct request *r, struct response *resp)
 	}
 	if (req__gunzip_body(r, resp, false))
 		return;
+	/* the size limit binds the request, uncompressed: its profiles share one dictionary */
+	const void *body = r->body.buf;
+	size_t len = r->body.len;
+	struct strbuf scratch = STRBUF_INIT;
+	int ret = ingest__limit_size(r->srv, &body, &len, &scratch, err, sizeof(err));
+	strbuf_release(&scratch);	/* a body gzipped twice is not OTLP */
+	if (ret) {
+		resp__error(resp, ret == -EFBIG ? 413 : 400, "%s", err);
+		return;
+	}
 	if (otlp__parse(r->body.buf, r->body.len, &v, &n, err, sizeof(err))) {
 		resp__error(resp, 400, "invalid OTLP profiles: %s", err);
 		return;
@@ -101,6 +111,19 @@ void ingest__otlp(struct request *r, struct response *resp)
 		return;
 	}
 	int64_t now = req__now();
+	/* every profile is checked before any is stored */
+	for (size_t i = 0; i < n; i++) {
+		int64_t from = v[i].from ? v[i].from : now, until = v[i].until ? v[i].until : now + 1;
+		if (ingest__limit_samples(r->srv, v[i].p, err, sizeof(err))) {
+			resp__error(resp, 400, "profile %zu: %s", i, err);
+		} else if (ingest__limit_window(r->srv, from, until, now, err, sizeof(err))) {
+			resp__error(resp, 422, "profile %zu: %s", i, err);
+		} else {
+			continue;
+		}
+		otlp__free(v, n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!profile__nr_stacks(v[i].p))
 			continue;

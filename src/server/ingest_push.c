@@ -139,6 +139,7 @@ void ingest__push(struct request *r, struct response *resp)
 	struct parsed *v = NULL;
 	size_t nv = 0, total = 0;
 	int64_t now = req__now();
+	struct strbuf scratch = STRBUF_INIT;
 
 	if (!ctype || strncmp(ctype, "application/proto", 17)) {
 		connect__error_at(resp, 415, "invalid_argument",
@@ -179,10 +180,23 @@ void ingest__push(struct request *r, struct response *resp)
 			char err[256];
 			int ret;
 
+			const void *data = raw->data;
+			size_t len = raw->len;
 			ps->p = profile__new();
 			ps->series = i;
-			ret = ingest__parse_pprof(ps->p, raw->data, raw->len, service, name,
+			ret = ingest__limit_size(r->srv, &data, &len, &scratch, err, sizeof(err));
+			if (ret) {
+				connect__error_at(resp, ret == -EFBIG ? 413 : 400, "invalid_argument",
+						  "series %zu sample %zu: %s", i, j, err);
+				goto out;
+			}
+			ret = ingest__parse_pprof(ps->p, data, len, service, name,
 						  &ps->types, &ps->nr_types, err, sizeof(err));
+			if (!ret && (ret = ingest__limit_samples(r->srv, ps->p, err, sizeof(err)))) {
+				connect__error_at(resp, 400, "invalid_argument",
+						  "series %zu sample %zu: %s", i, j, err);
+				goto out;
+			}
 			if (ret) {
 				connect__error_at(resp, 400, "invalid_argument", "series %zu sample %zu: %s",
 					         i, j, ret == -ENOENT ? "pprof profile has no sample "
@@ -191,6 +205,12 @@ void ingest__push(struct request *r, struct response *resp)
 			}
 			if (sample_time(resp, ps->p, now, &ps->from, &ps->until))
 				goto out;
+			/* the whole push is checked before any of it is stored */
+			if (ingest__limit_window(r->srv, ps->from, ps->until, now, err, sizeof(err))) {
+				connect__error_at(resp, 422, "invalid_argument",
+						  "series %zu sample %zu: %s", i, j, err);
+				goto out;
+			}
 		}
 	}
 	for (size_t k = 0; k < nv; k++) {
@@ -219,6 +239,7 @@ void ingest__push(struct request *r, struct response *resp)
 	resp->content_type = "application/proto";	/* an empty PushResponse */
 	strbuf_reset(&resp->body);
 out:
+	strbuf_release(&scratch);
 	release(v, nv, sets, req->n_series);
 	push__v1__push_request__free_unpacked(req, NULL);
 }

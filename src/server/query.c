@@ -635,9 +635,12 @@ void query__label_values(struct request *r, struct response *resp)
 		ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
 		if (!ret) {
 			v = xcalloc(n + 1, sizeof(*v));
+			size_t w = 0;
 			for (size_t i = 0; i < n; i++)
-				v[i] = xstrdup(sv[i].name);
+				if (!ingest__is_span_service(sv[i].name))
+					v[w++] = xstrdup(sv[i].name);
 			store__free_services(sv, n);
+			n = w;
 		}
 	} else {
 		ret = store__label_values(r->srv->store, &q, label, from, until, &v, &n, err,
@@ -670,7 +673,7 @@ void query__apps(struct request *r, struct response *resp)
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++) {
 		const char *name = tenant__strip(r, sv[i].name);
-		if (!name)	/* another tenant's */
+		if (!name || ingest__is_span_service(name))	/* another tenant's, or spans */
 			continue;
 		/* Pyroscope's service name and the type, so the UI can group a service's
 		 * types (app.cpu, app.alloc_space) under one name */

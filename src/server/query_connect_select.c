@@ -23,7 +23,7 @@
 
 /* What every select starts with: a profile type (required), the range in seconds and the
  * targets of the selector. Returns 0, or a negative errno with a Connect error set. */
-static int select_typed(struct request *r, struct response *resp, const char *type_id,
+int query__select_typed(struct request *r, struct response *resp, const char *type_id,
 			const char *selector, int64_t start, int64_t end, struct store_query *q,
 			struct targets *t, int64_t *from, int64_t *until)
 {
@@ -55,10 +55,7 @@ static int merged_profile(struct request *r, struct response *resp, const struct
 	return ret;
 }
 
-/* Fills tree (initialized) with the merged call tree of every target: the store's own
- * tree when one target matches, else built from their merged stacks in scratch (which the
- * tree's names then point into). Returns 0, or a negative errno with a Connect error. */
-static int merged_tree(struct request *r, struct response *resp, const struct store_query *q,
+int query__merged_tree(struct request *r, struct response *resp, const struct store_query *q,
 		       const struct targets *t, int64_t from, int64_t until,
 		       struct store_tree *tree, struct profile *scratch)
 {
@@ -80,9 +77,7 @@ static int merged_tree(struct request *r, struct response *resp, const struct st
 	return ret;
 }
 
-/* Flamebearer {names, levels, numTicks, maxSelf} as a FlameGraph message (which borrows
- * fb's strings: keep fb until it is sent). Free with free_flamegraph. */
-static Querier__V1__FlameGraph *to_flamegraph(json_t *fb)
+Querier__V1__FlameGraph *query__flamegraph(json_t *fb)
 {
 	Querier__V1__FlameGraph *g = xmalloc(sizeof(*g));
 	json_t *names = json_object_get(fb, "names"), *levels = json_object_get(fb, "levels");
@@ -109,7 +104,7 @@ static Querier__V1__FlameGraph *to_flamegraph(json_t *fb)
 	return g;
 }
 
-static void free_flamegraph(Querier__V1__FlameGraph *g)
+void query__free_flamegraph(Querier__V1__FlameGraph *g)
 {
 	for (size_t i = 0; i < g->n_levels; i++) {
 		free(g->levels[i]->values);
@@ -120,7 +115,7 @@ static void free_flamegraph(Querier__V1__FlameGraph *g)
 	free(g);
 }
 
-static size_t max_nodes_of(int64_t v)
+size_t query__max_nodes(int64_t v)
 {
 	return v <= 0 ? DEFAULT_MAX_NODES : v > MAX_MAX_NODES ? MAX_MAX_NODES : (size_t)v;
 }
@@ -139,7 +134,7 @@ struct stacktraces {
 static void stacktraces_release(struct stacktraces *s)
 {
 	if (s->flamegraph)
-		free_flamegraph(s->flamegraph);
+		query__free_flamegraph(s->flamegraph);
 	if (s->pprof) {
 		if (s->pprof->profile)
 			perftools__profiles__profile__free_unpacked(s->pprof->profile, NULL);
@@ -179,7 +174,7 @@ static int stacktraces(struct request *r, struct response *resp, const char *typ
 			       format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE ? " in JSON" : "");
 		goto out;
 	}
-	if ((ret = select_typed(r, resp, type_id, selector, start, end, &q, &t, &from, &until)))
+	if ((ret = query__select_typed(r, resp, type_id, selector, start, end, &q, &t, &from, &until)))
 		goto out;
 	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_PPROF) {
 		if ((ret = merged_profile(r, resp, &q, &t, from, until, out->p)))
@@ -196,16 +191,16 @@ static int stacktraces(struct request *r, struct response *resp, const char *typ
 		}
 		goto out;
 	}
-	if ((ret = merged_tree(r, resp, &q, &t, from, until, &out->st, out->p)))
+	if ((ret = query__merged_tree(r, resp, &q, &t, from, until, &out->st, out->p)))
 		goto out;
 	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE) {
-		pyrotree__write(&out->bytes, &out->st, max_nodes_of(max_nodes));
+		pyrotree__write(&out->bytes, &out->st, query__max_nodes(max_nodes));
 		out->tree.data = (uint8_t *)out->bytes.buf;
 		out->tree.len = out->bytes.len;
 	} else {
-		out->fb = flamebearer__build_trees(&out->st, NULL, max_nodes_of(max_nodes), NULL,
+		out->fb = flamebearer__build_trees(&out->st, NULL, query__max_nodes(max_nodes), NULL,
 						   NULL);
-		out->flamegraph = to_flamegraph(out->fb);
+		out->flamegraph = query__flamegraph(out->fb);
 	}
 out:
 	targets__release(&t);
@@ -247,7 +242,7 @@ void query__connect_select_merge_profile(struct request *r, struct response *res
 	store_query_init(&q);
 	if (!req)
 		goto out;
-	if (select_typed(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
+	if (query__select_typed(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
 			 &q, &t, &from, &until) ||
 	    merged_profile(r, resp, &q, &t, from, until, p))
 		goto out;
@@ -427,7 +422,7 @@ void query__connect_select_series(struct request *r, struct response *resp)
 	store_query_init(&q);
 	if (!req)
 		goto out;
-	if (select_typed(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
+	if (query__select_typed(r, resp, req->profile_typeid, req->label_selector, req->start, req->end,
 			 &q, &t, &from, &until))
 		goto out;
 	for (size_t i = 0; i < req->n_group_by; i++) {

@@ -63,6 +63,9 @@ static const struct route {
 	{ "POST", "/querier.v1.QuerierService/SelectMergeProfile",
 	  query__connect_select_merge_profile, AUTH_READ },
 	{ "POST", "/querier.v1.QuerierService/SelectSeries", query__connect_select_series, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/SelectMergeSpanProfile",
+	  query__connect_select_merge_span_profile, AUTH_READ },
+	{ "POST", "/querier.v1.QuerierService/Diff", query__connect_diff, AUTH_READ },
 	{ "GET", "/", ui__asset, AUTH_NONE },
 	{ "GET", "/ui/", ui__asset, AUTH_NONE },	/* a path ending in '/' matches a prefix */
 };

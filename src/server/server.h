@@ -40,6 +40,12 @@ struct server_options {
 	unsigned threads;		/* HTTP worker threads */
 	int query_timeout_ms;		/* a store read stops after this long (503); 0: default */
 	unsigned client_connections;	/* connections per client address; 0: default */
+	/* Pyroscope's ingest limits (server/ingest_limits.c). 0 takes the default, SIZE_MAX
+	 * none; the window's bounds are seconds, 0: none. */
+	size_t max_profile_bytes;	/* a pushed profile, uncompressed (413 beyond) */
+	size_t max_profile_samples;	/* samples of one pushed profile (400 beyond) */
+	int64_t reject_older_than;	/* an upload starting this long before now: 422 */
+	int64_t reject_newer_than;	/* an upload ending this long after now: 422 */
 };
 
 #define SERVER_DEFAULT_LISTEN "127.0.0.1:4040"
@@ -50,6 +56,9 @@ struct server_options {
 #define SERVER_DEFAULT_CLIENT_CONNECTIONS 64u
 /* A query reads the store (holding its lock) at most this long: 503 beyond. */
 #define SERVER_DEFAULT_QUERY_TIMEOUT_MS 10000
+/* Pyroscope's defaults for a pushed profile: 4 MiB uncompressed, 16,000 samples. */
+#define INGEST_DEFAULT_MAX_PROFILE_BYTES (4u << 20)
+#define INGEST_DEFAULT_MAX_SAMPLES 16000u
 
 struct server;
 

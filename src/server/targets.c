@@ -108,7 +108,7 @@ int targets__find(struct request *r, const struct store_query *pick, const char 
 	for (size_t i = 0; i < n; i++) {
 		/* the name r's tenant knows it by; another tenant's is not a target */
 		const char *own = tenant__strip(r, sv[i].name);
-		if (!own)
+		if (!own || ingest__is_span_service(own))	/* spans: query_connect_span.c */
 			continue;
 		const char *def = sv[i].profile_type ? sv[i].profile_type
 						     : ptype__of_service(own);

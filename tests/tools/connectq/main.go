@@ -8,9 +8,16 @@
 //	connectq [-json] URL values NAME SELECTOR
 //	connectq [-json] URL series
 //	connectq [-json] URL totals TYPE SELECTOR [GROUP_BY]
+//	connectq [-json] URL functions TYPE SELECTOR
+//	connectq [-json] URL spans TYPE SELECTOR SPAN_ID[,SPAN_ID...]
+//	connectq [-json] URL diff TYPE LEFT_SELECTOR RIGHT_SELECTOR
 //
 // "totals" prints the flamegraph total, the pprof sum of its first sample type and the
-// sum of SelectSeries points (one line per series when grouped).
+// sum of SelectSeries points (one line per series when grouped). "functions" prints the
+// flamegraph total of SelectMergeStacktraces, then "NAME TOTAL" per function name (its
+// nodes' totals added up); "spans" the same of SelectMergeSpanProfile for those span ids,
+// and the total of its tree bytes (binary requests only). "diff" prints Diff's left and
+// right ticks and total, and the sums of the left and the right selves of its nodes.
 package main
 
 import (
@@ -60,6 +67,30 @@ func treeTotal(b []byte) (int64, error) {
 		return 0, fmt.Errorf("%d bytes after the tree", len(b))
 	}
 	return total, nil
+}
+
+// printFunctions prints a flamegraph's total and each name's summed node totals. A level
+// holds per node its x offset (relative), total, self and name index.
+func printFunctions(g *querierv1.FlameGraph) {
+	fmt.Printf("total %d\n", g.Total)
+	sums := map[string]int64{}
+	var order []string
+	for _, l := range g.Levels {
+		for i := 0; i+3 < len(l.Values); i += 4 {
+			n := l.Values[i+3]
+			if n < 0 || int(n) >= len(g.Names) {
+				die(fmt.Errorf("name index %d of %d names", n, len(g.Names)))
+			}
+			name := g.Names[n]
+			if _, ok := sums[name]; !ok {
+				order = append(order, name)
+			}
+			sums[name] += l.Values[i+1]
+		}
+	}
+	for _, name := range order {
+		fmt.Printf("%s %d\n", name, sums[name])
+	}
 }
 
 func die(err error) {
@@ -191,6 +222,61 @@ func main() {
 			}
 			fmt.Printf("series {%s} %.0f\n", strings.Join(kv, ","), sum)
 		}
+	case "functions":
+		fg, err := c.SelectMergeStacktraces(ctx, connect.NewRequest(
+			&querierv1.SelectMergeStacktracesRequest{ProfileTypeID: args[2],
+				LabelSelector: args[3], Start: start, End: end}))
+		if err != nil {
+			die(err)
+		}
+		printFunctions(fg.Msg.Flamegraph)
+	case "spans":
+		req := &querierv1.SelectMergeSpanProfileRequest{ProfileTypeID: args[2],
+			LabelSelector: args[3], SpanSelector: strings.Split(args[4], ","),
+			Start: start, End: end}
+		fg, err := c.SelectMergeSpanProfile(ctx, connect.NewRequest(req))
+		if err != nil {
+			die(err)
+		}
+		if !*useJSON {
+			req.Format = querierv1.ProfileFormat_PROFILE_FORMAT_TREE
+			ft, err := c.SelectMergeSpanProfile(ctx, connect.NewRequest(req))
+			if err != nil {
+				die(err)
+			}
+			tsum, err := treeTotal(ft.Msg.Tree)
+			if err != nil {
+				die(err)
+			}
+			fmt.Printf("tree %d\n", tsum)
+		}
+		printFunctions(fg.Msg.Flamegraph)
+	case "diff":
+		sel := func(s string) *querierv1.SelectMergeStacktracesRequest {
+			return &querierv1.SelectMergeStacktracesRequest{ProfileTypeID: args[2],
+				LabelSelector: s, Start: start, End: end}
+		}
+		d, err := c.Diff(ctx, connect.NewRequest(&querierv1.DiffRequest{
+			Left: sel(args[3]), Right: sel(args[4])}))
+		if err != nil {
+			die(err)
+		}
+		g := d.Msg.Flamegraph
+		var ls, rs int64
+		for _, l := range g.Levels {
+			if len(l.Values)%7 != 0 {
+				die(fmt.Errorf("a diff level of %d values", len(l.Values)))
+			}
+			for i := 0; i < len(l.Values); i += 7 {
+				if n := l.Values[i+6]; n < 0 || int(n) >= len(g.Names) {
+					die(fmt.Errorf("name index %d of %d names", n, len(g.Names)))
+				}
+				ls += l.Values[i+2]
+				rs += l.Values[i+5]
+			}
+		}
+		fmt.Printf("left %d right %d total %d selves %d %d\n", g.LeftTicks, g.RightTicks,
+			g.Total, ls, rs)
 	default:
 		die(fmt.Errorf("unknown command %q", args[1]))
 	}
