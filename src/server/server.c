@@ -357,6 +357,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+void server__read_lock(struct server *srv)
+{
+	if (!store__concurrent_reads(srv->store))
+		pthread_mutex_lock(&srv->lock);
+}
+
+void server__read_unlock(struct server *srv)
+{
+	if (!store__concurrent_reads(srv->store))
+		pthread_mutex_unlock(&srv->lock);
+}
+
 /* Runs the store's maintenance (rollups of closed periods, retention) at start and every
  * hour until the server stops. */
 /* One pass of the store's maintenance: retention and rollups (store__retain). */

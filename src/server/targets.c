@@ -96,9 +96,9 @@ int targets__find(struct request *r, const struct store_query *pick, const char 
 	size_t n = 0;
 	int ret;
 
-	pthread_mutex_lock(&srv->lock);
+	server__read_lock(srv);
 	ret = store__services(srv->store, &sv, &n, err, errlen);
-	pthread_mutex_unlock(&srv->lock);
+	server__read_unlock(srv);
 	if (ret)
 		return ret;
 	size_t room = 0;
