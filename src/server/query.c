@@ -334,7 +334,7 @@ static void send_render(struct response *resp, const char *fb, size_t fb_len, js
 }
 
 /* The flamebearer text of the matching stacks (single when rq is NULL), from the cache or
- * built (then cached); takes the store lock around the store calls. Sets resp->cache. */
+ * built (then cached); server__read_lock around the store calls. Sets resp->cache. */
 static int render_flamebearer(struct request *r, const struct store_query *lq, const char *ltext,
 			      int64_t lf, int64_t lu, const struct store_query *rq,
 			      const char *rtext, int64_t rf, int64_t ru, size_t max_nodes,

@@ -1,6 +1,7 @@
 /* The HTTP front of `kiln serve`: libmicrohttpd with a pool of threads, routing, token
  * checks, body limits, and the retention thread. Handlers run outside the store lock and
- * take it only around store calls. */
+ * take it only around store writes, and around reads of a store that cannot read beside
+ * a write (server__read_lock). */
 #include "server/http.h"
 
 #include <arpa/inet.h>
