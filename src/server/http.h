@@ -21,6 +21,7 @@ struct server {
 	pthread_mutex_t lock;		/* serializes store writes (every call, when the
 					 * store's reads cannot run beside them) */
 	struct render_cache *cache;	/* flamegraphs by request and store generation */
+	struct offload *offload;	/* runs the read routes (server/offload.h) */
 	struct server_options opts;
 	char **tokens;			/* write (upload) tokens */
 	size_t nr_tokens;
