@@ -45,13 +45,15 @@ struct sq_reader {
 	struct sqlite_store *s;
 	sqlite3 *db;
 	int64_t deadline_ns;	/* CLOCK_MONOTONIC; 0: none */
-	uint64_t retains;	/* s->retains when the snapshot was taken */
+	uint64_t retains;	/* s->retains before the snapshot was taken */
+	int64_t done_until[NR_LEVELS];	/* the snapshot's rollup watermarks */
 	struct sq_reader *next;	/* in the pool of idle readers */
 };
 
-/* Takes a reader from the pool (opening one when none is idle), takes the mirror's read
- * lock, starts its read transaction (the snapshot: every put that returned before, none
- * in progress, as the mirror holds them then) and its deadline (opts.query_timeout_ms).
+/* Takes a reader from the pool (opening one when none is idle), starts its read
+ * transaction (the snapshot: every put that returned before, none in progress; its
+ * rollup watermarks in rd->done_until) and its deadline (opts.query_timeout_ms), then
+ * takes the mirror's read lock: the mirror holds at least what the snapshot does.
  * Returns NULL with a message in err. The caller copies what it needs of the mirror,
  * then calls sq__mirror_unlock before reading rows through rd->db. */
 struct sq_reader *sq__read_begin(struct sqlite_store *s, char *err, size_t errlen);
@@ -121,7 +123,8 @@ struct sqlite_store {
 	pthread_mutex_t pool_lock;
 	struct sq_reader *idle;		/* idle readers */
 	size_t nr_idle, nr_busy;
-	uint64_t retains;		/* retains that deleted rows: ids may be reused after */
+	uint64_t retains;		/* retains that deleted rows (ids may be reused after):
+					 * atomic */
 
 	int64_t done_until[NR_LEVELS];	/* [1], [2]: rollups complete below; 0 = none yet */
 	int64_t max_bucket;		/* newest raw bucket stored */

@@ -182,7 +182,7 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 			return -EIO;
 		/* under the mirror's read lock: what the snapshot's rows need of it */
 		svc = sq__find_service(s, q->service);
-		memcpy(done_until, s->done_until, sizeof(done_until));
+		memcpy(done_until, rd->done_until, sizeof(done_until));
 		nr = cut_range(done_until, from, until, r);
 		if (!svc || !nr) {
 			*type = svc ? xstrdup(q->profile_type ? q->profile_type : svc->profile_type ?
@@ -229,7 +229,7 @@ static int gather(struct sqlite_store *s, const struct store_query *q, int64_t f
 		free(wanted);
 		if (!ret)
 			sq__mirror_rdlock(s);
-		if (!ret && s->retains == retains) {
+		if (!ret && __atomic_load_n(&s->retains, __ATOMIC_SEQ_CST) == retains) {
 			if (a->bad)
 				log_warn("skipped corrupt sample rows in '%s'", s->path);
 			return 0;
@@ -437,7 +437,7 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 	}
 	/* a sum per bucket needs nothing more of the mirror: no retry after a retain */
 	svc_id = svc->id;
-	memcpy(done_until, s->done_until, sizeof(done_until));
+	memcpy(done_until, rd->done_until, sizeof(done_until));
 	wanted = match_series(s, svc, q, out->start, until, &max_id);
 	sq__mirror_unlock(s);
 	rc = sqlite3_prepare_v2(rd->db, "SELECT series, bucket, total FROM samples WHERE"

@@ -7,9 +7,10 @@
  * The in-memory mirror (dictionaries, rollup watermarks) is the one thing reads and the
  * writer share: a put or retain holds the mirror's write lock from its BEGIN until it has
  * committed or rolled back (and reloaded), so that under the read lock the mirror matches
- * the committed database. A read takes its snapshot under the read lock: the ids its rows
- * name are then in the mirror, and stay there (the mirror only grows) unless a retain
- * deletes rows, which the read finds in s->retains and answers by starting over. */
+ * the committed database. A read takes its snapshot first (off the lock: the watermarks
+ * come from the snapshot's own rollups table), then the read lock: the ids its rows name
+ * are in the mirror, and stay there (the mirror only grows) unless a retain deletes rows,
+ * which the read finds in s->retains and answers by starting over. */
 #include "store/sqlite_int.h"
 
 #include <errno.h>
@@ -143,24 +144,30 @@ struct sq_reader *sq__read_begin(struct sqlite_store *s, char *err, size_t errle
 	if (!rd)
 		return NULL;
 	rd->deadline_ns = ms > 0 ? mono_ns() + (int64_t)ms * 1000000 : 0;
-	sq__mirror_rdlock(s);
+	rd->retains = __atomic_load_n(&s->retains, __ATOMIC_SEQ_CST);
+	memset(rd->done_until, 0, sizeof(rd->done_until));
 	/* BEGIN is deferred: the snapshot is taken by the transaction's first read. */
 	rc = sqlite3_exec(rd->db, "BEGIN", NULL, NULL, NULL);
 	if (!rc)
-		rc = sqlite3_prepare_v2(rd->db, "SELECT count(*) FROM rollups", -1, &st, NULL);
+		rc = sqlite3_prepare_v2(rd->db, "SELECT level, done_until FROM rollups", -1, &st,
+					NULL);
 	if (!rc) {
-		rc = sqlite3_step(st);
-		rc = rc == SQLITE_ROW ? 0 : rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int level = sqlite3_column_int(st, 0);
+			if (level > 0 && level < NR_LEVELS)
+				rd->done_until[level] = sqlite3_column_int64(st, 1);
+		}
+		rc = rc == SQLITE_DONE ? 0 : rc;
 		sqlite3_finalize(st);
 	}
 	if (rc) {
-		sq__mirror_unlock(s);
 		sq__read_error(rd, rc, "start a read", err, errlen);
 		sqlite3_exec(rd->db, "ROLLBACK", NULL, NULL, NULL);
 		reader_put(rd);
 		return NULL;
 	}
-	rd->retains = s->retains;
+	/* puts commit under the write lock: the mirror now holds every id of the snapshot */
+	sq__mirror_rdlock(s);
 	return rd;
 }
 

@@ -161,7 +161,7 @@ int sq__retain(struct store *st, int64_t before, char *err, size_t errlen)
 		goto rollback;
 	}
 	if (deleted) {
-		s->retains++;
+		__atomic_add_fetch(&s->retains, 1, __ATOMIC_SEQ_CST);
 		ret = sq__load(s, err, errlen);
 	}
 	sq__mirror_unlock(s);
