@@ -19,8 +19,10 @@
 struct server {
 	struct MHD_Daemon *mhd;
 	struct store *store;
-	pthread_mutex_t lock;		/* serializes every store call */
+	pthread_mutex_t lock;		/* serializes store writes (every call, when the
+					 * store's reads cannot run beside them) */
 	struct render_cache *cache;	/* flamegraphs by request and store generation */
+	struct offload *offload;	/* runs the read routes (server/offload.h) */
 	struct server_options opts;
 	char **tokens;			/* write (upload) tokens */
 	size_t nr_tokens;
@@ -36,6 +38,12 @@ struct server {
 	pthread_cond_t stop_cond;
 	bool stopping, retention_started;
 };
+
+/* Around a store read: takes srv->lock when the store's reads must not run beside its
+ * writes (store__concurrent_reads false), else takes nothing, so that a query never
+ * holds up ingest. */
+void server__read_lock(struct server *srv);
+void server__read_unlock(struct server *srv);
 
 struct request {
 	struct server *srv;

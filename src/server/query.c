@@ -334,7 +334,7 @@ static void send_render(struct response *resp, const char *fb, size_t fb_len, js
 }
 
 /* The flamebearer text of the matching stacks (single when rq is NULL), from the cache or
- * built (then cached); takes the store lock around the store calls. Sets resp->cache. */
+ * built (then cached); server__read_lock around the store calls. Sets resp->cache. */
 static int render_flamebearer(struct request *r, const struct store_query *lq, const char *ltext,
 			      int64_t lf, int64_t lu, const struct store_query *rq,
 			      const char *rtext, int64_t rf, int64_t ru, size_t max_nodes,
@@ -353,21 +353,21 @@ static int render_flamebearer(struct request *r, const struct store_query *lq, c
 	render_key(&key, rq ? "diff" : "single", queries, times, rq ? 2 : 1, max_nodes);
 	strbuf_addf(&key, "|%s|%s|%s", lq->profile_type ? lq->profile_type : "",
 		    rq && rq->profile_type ? rq->profile_type : "", r->tenant ? r->tenant : "");
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	gen = store__generation(r->srv->store);
 	if (!render_cache__get(r->srv->cache, key.buf, gen, fb, ticks)) {
 		resp->cache = "miss";
 		ret = store__select_tree(r->srv->store, lq, lf, lu, &lt, err, errlen);
 		if (!ret && rq)
 			ret = store__select_tree(r->srv->store, rq, rf, ru, &rt, err, errlen);
-		pthread_mutex_unlock(&r->srv->lock);
+		server__read_unlock(r->srv);
 		if (!ret) {
 			flamebearer__write_trees(fb, &lt, rq ? &rt : NULL, max_nodes, &ticks[0],
 						 &ticks[1]);
 			render_cache__put(r->srv->cache, key.buf, gen, fb->buf, fb->len, ticks);
 		}
 	} else {
-		pthread_mutex_unlock(&r->srv->lock);
+		server__read_unlock(r->srv);
 		resp->cache = "hit";
 	}
 	store_tree_release(&lt);
@@ -425,10 +425,10 @@ void query__render(struct request *r, struct response *resp)
 	round_range(r->srv->store, &from, &until);
 	if (format && *format && strcmp(format, "json")) {
 		p = profile__new();
-		pthread_mutex_lock(&r->srv->lock);
+		server__read_lock(r->srv);
 		ret = store__select(r->srv->store, &q, from, until, p, err, sizeof(err));
 		meta = service_meta(r->srv, q.service);
-		pthread_mutex_unlock(&r->srv->lock);
+		server__read_unlock(r->srv);
 		if (ret) {
 			resp__error(resp, read_status(ret), "%s", err);
 		} else if (!strcmp(format, "html")) {
@@ -443,10 +443,10 @@ void query__render(struct request *r, struct response *resp)
 	ret = render_flamebearer(r, &q, text, from, until, NULL, NULL, 0, 0, max_nodes, &fb, ticks,
 				 resp, err, sizeof(err));
 	if (!ret) {
-		pthread_mutex_lock(&r->srv->lock);
+		server__read_lock(r->srv);
 		ret = store__series(r->srv->store, &q, from, until, &ts, err, sizeof(err));
 		meta = service_meta(r->srv, q.service);
-		pthread_mutex_unlock(&r->srv->lock);
+		server__read_unlock(r->srv);
 	}
 	if (ret) {
 		resp__error(resp, read_status(ret), "%s", err);
@@ -495,11 +495,11 @@ void query__render_diff(struct request *r, struct response *resp)
 	round_range(r->srv->store, &rf, &ru);
 	if (format && !strcmp(format, "html")) {
 		struct profile *lp = profile__new(), *rp = profile__new();
-		pthread_mutex_lock(&r->srv->lock);
+		server__read_lock(r->srv);
 		ret = store__select(r->srv->store, &lq, lf, lu, lp, err, sizeof(err));
 		if (!ret)
 			ret = store__select(r->srv->store, &rq, rf, ru, rp, err, sizeof(err));
-		pthread_mutex_unlock(&r->srv->lock);
+		server__read_unlock(r->srv);
 		if (ret)
 			resp__error(resp, read_status(ret), "%s", err);
 		else
@@ -515,9 +515,9 @@ void query__render_diff(struct request *r, struct response *resp)
 		resp__error(resp, read_status(ret), "%s", err);
 		goto out;
 	}
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	meta = service_meta(r->srv, lq.service);
-	pthread_mutex_unlock(&r->srv->lock);
+	server__read_unlock(r->srv);
 	json_object_set_new(meta, "format", json_string("double"));
 	json_object_set_new(meta, "name", json_string(shown(r, lq.service)));
 	json_object_set_new(meta, "appName", json_string(shown(r, lq.service)));
@@ -557,9 +557,9 @@ void query__labels(struct request *r, struct response *resp)
 	store_query_init(&q);
 	if (parse_label_query(r, resp, &q, &from, &until))
 		goto out;
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	ret = store__label_names(r->srv->store, &q, from, until, &v, &n, err, sizeof(err));
-	pthread_mutex_unlock(&r->srv->lock);
+	server__read_unlock(r->srv);
 	if (ret)
 		resp__error(resp, read_status(ret), "%s", err);
 	else
@@ -586,9 +586,9 @@ void query__label_sets(struct request *r, struct response *resp)
 		goto out;
 	/* one pass over the series, "name\x1fvalue" sorted: a name's values are adjacent
 	 * (a name per label_values call was N^2 for a series of N labels, under the lock) */
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	ret = store__label_pairs(r->srv->store, &q, from, until, &names, &n, err, sizeof(err));
-	pthread_mutex_unlock(&r->srv->lock);
+	server__read_unlock(r->srv);
 	for (size_t i = 0; !ret && i < n;) {
 		size_t len = strcspn(names[i], "\x1f"), j = i;
 		json_t *a = json_array();
@@ -630,7 +630,7 @@ void query__label_values(struct request *r, struct response *resp)
 	}
 	if (parse_label_query(r, resp, &q, &from, &until))
 		goto out;
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	if (!strcmp(label, "__name__")) {
 		ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
 		if (!ret) {
@@ -646,7 +646,7 @@ void query__label_values(struct request *r, struct response *resp)
 		ret = store__label_values(r->srv->store, &q, label, from, until, &v, &n, err,
 					  sizeof(err));
 	}
-	pthread_mutex_unlock(&r->srv->lock);
+	server__read_unlock(r->srv);
 	if (ret)
 		resp__error(resp, read_status(ret), "%s", err);
 	else
@@ -663,9 +663,9 @@ void query__apps(struct request *r, struct response *resp)
 	char err[256];
 	int ret;
 
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	ret = store__services(r->srv->store, &sv, &n, err, sizeof(err));
-	pthread_mutex_unlock(&r->srv->lock);
+	server__read_unlock(r->srv);
 	if (ret) {
 		resp__error(resp, read_status(ret), "%s", err);
 		return;
@@ -702,9 +702,9 @@ void query__series(struct request *r, struct response *resp)
 	store_query_init(&q);
 	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true))
 		goto out;
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	ret = store__series(r->srv->store, &q, from, until, &ts, err, sizeof(err));
-	pthread_mutex_unlock(&r->srv->lock);
+	server__read_unlock(r->srv);
 	if (ret)
 		resp__error(resp, read_status(ret), "%s", err);
 	else

@@ -76,10 +76,10 @@ static int gather_labels(struct server *srv, const struct store_query *q,
 			labels_release(&l);
 			continue;
 		}
-		pthread_mutex_lock(&srv->lock);
+		server__read_lock(srv);
 		ret = name ? store__label_values(srv->store, &tq, name, from, until, &v, &n, err, errlen)
 			   : store__label_names(srv->store, &tq, from, until, &v, &n, err, errlen);
-		pthread_mutex_unlock(&srv->lock);
+		server__read_unlock(srv);
 		for (size_t k = 0; k < n; k++)
 			strings_add(out, v[k]);
 		store__free_strings(v, n);

@@ -46,9 +46,9 @@ static int merged_profile(struct request *r, struct response *resp, const struct
 
 	for (size_t i = 0; i < t->n && !ret; i++) {
 		struct store_query tq = target__query(q, &t->v[i]);
-		pthread_mutex_lock(&r->srv->lock);
+		server__read_lock(r->srv);
 		ret = store__select(r->srv->store, &tq, from, until, out, err, sizeof(err));
-		pthread_mutex_unlock(&r->srv->lock);
+		server__read_unlock(r->srv);
 	}
 	if (ret)
 		connect__error(resp, "internal", "%s", err);
@@ -69,9 +69,9 @@ int query__merged_tree(struct request *r, struct response *resp, const struct st
 		return ret;
 	}
 	struct store_query tq = target__query(q, &t->v[0]);
-	pthread_mutex_lock(&r->srv->lock);
+	server__read_lock(r->srv);
 	ret = store__select_tree(r->srv->store, &tq, from, until, tree, err, sizeof(err));
-	pthread_mutex_unlock(&r->srv->lock);
+	server__read_unlock(r->srv);
 	if (ret)
 		connect__error(resp, "internal", "%s", err);
 	return ret;
@@ -325,9 +325,9 @@ static int add_series(struct server *srv, const struct store_query *tq, const st
 	for (size_t i = 0; i < extra->n; i++)
 		q.m[q.n++] = (struct matcher){ .name = extra->v[i].name, .value = extra->v[i].value,
 					       .op = MATCH_EQ };
-	pthread_mutex_lock(&srv->lock);
+	server__read_lock(srv);
 	ret = store__series(srv->store, &q, from, until, &ts, err, errlen);
-	pthread_mutex_unlock(&srv->lock);
+	server__read_unlock(srv);
 	free(q.m);
 	uint64_t sum = 0;
 	for (size_t i = 0; i < ts.n; i++)
@@ -371,9 +371,9 @@ static int walk_groups(struct server *srv, const struct store_query *tq, const s
 		return walk_groups(srv, tq, t, by, nby, depth + 1, key, extra, from, until, gs,
 				   err, errlen);
 	}
-	pthread_mutex_lock(&srv->lock);
+	server__read_lock(srv);
 	ret = store__label_values(srv->store, tq, by[depth], from, until, &v, &n, err, errlen);
-	pthread_mutex_unlock(&srv->lock);
+	server__read_unlock(srv);
 	if (!ret) {	/* and the series without the label: Pyroscope groups them too */
 		v = xrealloc(v, (n + 1) * sizeof(*v));
 		v[n++] = xstrdup("");
@@ -437,10 +437,10 @@ void query__connect_select_series(struct request *r, struct response *resp)
 		struct store_series probe = { 0 };
 		if (t.n) {
 			struct store_query pq = target__query(&q, &t.v[0]);
-			pthread_mutex_lock(&r->srv->lock);
+			server__read_lock(r->srv);
 			ret = store__series(r->srv->store, &pq, from, until, &probe, err,
 					    sizeof(err));
-			pthread_mutex_unlock(&r->srv->lock);
+			server__read_unlock(r->srv);
 		}
 		free(probe.samples);
 		int64_t step = probe.step > 0 ? probe.step : store__resolution(r->srv->store);

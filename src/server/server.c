@@ -1,6 +1,7 @@
 /* The HTTP front of `kiln serve`: libmicrohttpd with a pool of threads, routing, token
  * checks, body limits, and the retention thread. Handlers run outside the store lock and
- * take it only around store calls. */
+ * take it only around store writes, and around reads of a store that cannot read beside
+ * a write (server__read_lock). */
 #include "server/http.h"
 
 #include <arpa/inet.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "server/cache.h"
+#include "server/offload.h"
 #include "ui/assets.h"
 #include "util/log.h"
 
@@ -279,7 +281,19 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *conn)
 struct conn_state {
 	struct request req;
 	const struct route *route;
+	struct response resp;	/* of a read route run by srv->offload */
+	bool offloaded, answered;
 };
+
+/* A read route's handler, on an offload thread while its connection is suspended. */
+static void run_offloaded(void *arg)
+{
+	struct conn_state *cs = arg;
+
+	cs->route->fn(&cs->req, &cs->resp);
+	cs->answered = true;
+	MHD_resume_connection(cs->req.conn);
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
@@ -339,8 +353,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	struct response resp = { .status = 500 };
 	enum MHD_Result ret;
-	strbuf_init(&resp.body, 0);
-	cs->route->fn(&cs->req, &resp);
+	if (cs->answered) {	/* resumed: the offloaded handler's answer */
+		resp = cs->resp;
+		cs->resp.body = (struct strbuf)STRBUF_INIT;
+	} else if (cs->route->auth == AUTH_READ && srv->offload && !cs->offloaded) {
+		/* a query must not hold up the other connections of this MHD thread */
+		cs->offloaded = true;
+		cs->resp = (struct response){ .status = 500 };
+		strbuf_init(&cs->resp.body, 0);
+		MHD_suspend_connection(conn);
+		if (!offload__run(srv->offload, run_offloaded, cs))
+			run_offloaded(cs);	/* stopping: here, then resumed */
+		return MHD_YES;
+	} else {
+		strbuf_init(&resp.body, 0);
+		cs->route->fn(&cs->req, &resp);
+	}
 	if (resp.status >= 400)
 		log_debug("%s %s: %u %s", method, url, resp.status, resp.body.buf);
 	ret = send_response(conn, &resp);
@@ -356,8 +384,21 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!cs)
 		return;
 	strbuf_release(&cs->req.body);
+	strbuf_release(&cs->resp.body);
 	free(cs);
 	*con_cls = NULL;
+}
+
+void server__read_lock(struct server *srv)
+{
+	if (!store__concurrent_reads(srv->store))
+		pthread_mutex_lock(&srv->lock);
+}
+
+void server__read_unlock(struct server *srv)
+{
+	if (!store__concurrent_reads(srv->store))
+		pthread_mutex_unlock(&srv->lock);
 }
 
 /* Runs the store's maintenance (rollups of closed periods, retention) at start and every
@@ -548,7 +589,9 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		goto fail;
 	maintain(srv);
 	/* no MHD_OPTION_LISTENING_ADDRESS_REUSE: a second server on the port must fail */
+	srv->offload = offload__new(srv->opts.threads);
 	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				    MHD_ALLOW_SUSPEND_RESUME |
 				    (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
 				    (srv->tls_cert.len ? MHD_USE_TLS : 0),
 				    0, NULL, NULL, on_request, srv,
@@ -584,6 +627,7 @@ void server__stop(struct server *srv)
 {
 	if (!srv)
 		return;
+	offload__stop(srv->offload);	/* answers what is queued: no connection stays suspended */
 	if (srv->mhd)
 		MHD_stop_daemon(srv->mhd);
 	if (srv->retention_started) {

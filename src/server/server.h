@@ -54,7 +54,7 @@ struct server_options {
 /* Connections one client address may hold: idle ones from one host cannot lock out the
  * others. A connection silent for 15 s is closed. */
 #define SERVER_DEFAULT_CLIENT_CONNECTIONS 64u
-/* A query reads the store (holding its lock) at most this long: 503 beyond. */
+/* A query reads the store at most this long: 503 beyond. */
 #define SERVER_DEFAULT_QUERY_TIMEOUT_MS 10000
 /* Pyroscope's defaults for a pushed profile: 4 MiB uncompressed, 16,000 samples. */
 #define INGEST_DEFAULT_MAX_PROFILE_BYTES (4u << 20)

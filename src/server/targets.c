@@ -87,7 +87,7 @@ void target__labels(const struct target *t, struct labels *l)
 }
 
 /* The stored services of r's tenant that pick matches (and of type type_id when not NULL),
- * seen at or after since. Takes the store lock. Returns 0, or a negative errno with err. */
+ * seen at or after since. Takes server__read_lock. Returns 0, or a negative errno with err. */
 int targets__find(struct request *r, const struct store_query *pick, const char *type_id,
 		  int64_t since, struct targets *out, char *err, size_t errlen)
 {
@@ -96,9 +96,9 @@ int targets__find(struct request *r, const struct store_query *pick, const char 
 	size_t n = 0;
 	int ret;
 
-	pthread_mutex_lock(&srv->lock);
+	server__read_lock(srv);
 	ret = store__services(srv->store, &sv, &n, err, errlen);
-	pthread_mutex_unlock(&srv->lock);
+	server__read_unlock(srv);
 	if (ret)
 		return ret;
 	size_t room = 0;

@@ -45,7 +45,7 @@ char *targets__service_name(const char *stored);
 
 /* Fills out with the stored services of r's tenant (server/auth.c) that pick matches, of
  * type type_id when not NULL, seen at or after since; service_name is the tenant's name
- * for it. Takes the server's store lock. Returns 0, or a negative errno with a message in
+ * for it. Takes server__read_lock. Returns 0, or a negative errno with a message in
  * err. */
 int targets__find(struct request *r, const struct store_query *pick, const char *type_id,
 		  int64_t since, struct targets *out, char *err, size_t errlen);

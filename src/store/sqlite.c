@@ -50,48 +50,8 @@ static const char migrate_v1[] =
 	"PRAGMA user_version = 1;"
 	"COMMIT;";
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void sq__read_begin(struct sqlite_store *s)
-{
-	int ms = s->base.opts.query_timeout_ms;
-
-	s->deadline_ns = ms > 0 ? mono_ns() + (int64_t)ms * 1000000 : 0;
-}
-
-void sq__read_end(struct sqlite_store *s)
-{
-	s->deadline_ns = 0;
-}
-
-bool sq__read_expired(const struct sqlite_store *s)
-{
-	return s->deadline_ns && mono_ns() > s->deadline_ns;
-}
-
-int sq__read_timeout(struct sqlite_store *s, char *err, size_t errlen)
-{
-	errmsg(err, errlen, "query stopped after its deadline of %d ms in '%s': narrow the "
-	       "time range or the selector", s->base.opts.query_timeout_ms, s->path);
-	return -ETIMEDOUT;
-}
-
-/* sqlite3_progress_handler: a non-zero return interrupts the statement. */
-static int progress(void *arg)
-{
-	return sq__read_expired(arg);
-}
-
 int sq__error(struct sqlite_store *s, int rc, const char *what, char *err, size_t errlen)
 {
-	if (rc == SQLITE_INTERRUPT)
-		return sq__read_timeout(s, err, errlen);
 	errmsg(err, errlen, "failed to %s in '%s': %s", what, s->path, sqlite3_errmsg(s->db));
 	return rc == SQLITE_FULL ? -ENOSPC : rc == SQLITE_BUSY ? -EBUSY : -EIO;
 }
@@ -405,6 +365,14 @@ static struct store *sq_open(const char *path, const struct store_options *opts,
 	if (opts)
 		s->base.opts = *opts;
 	s->path = xstrdup(path);
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	/* a put waits for the reads holding the mirror, not for the ones that come after */
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&s->mirror, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&s->pool_lock, NULL);
+	s->base.concurrent_reads = true;
 	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			     SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc) {
@@ -413,7 +381,6 @@ static struct store *sq_open(const char *path, const struct store_options *opts,
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
-	sqlite3_progress_handler(s->db, 1000, progress, s);
 	/* auto_vacuum must be set before the first table is created. */
 	if (exec(s, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;"
 		 " PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
@@ -482,8 +449,11 @@ static void sq_close(struct store *st)
 	sqlite3_finalize(s->get_row);
 	sqlite3_finalize(s->put_row);
 	sqlite3_finalize(s->upsert_service);
+	sq__readers_close(s);
 	sqlite3_close(s->db);
 	free_memory(s);
+	pthread_rwlock_destroy(&s->mirror);
+	pthread_mutex_destroy(&s->pool_lock);
 	free(s->path);
 	free(s);
 }

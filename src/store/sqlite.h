@@ -16,9 +16,12 @@
  * Durability: a put is one transaction, committed with journal_mode=WAL and
  * synchronous=FULL before store__put returns 0 (see store/sqlite.c).
  *
- * Threads: a store is not thread-safe (the connection is opened with SQLITE_OPEN_NOMUTEX
- * and the dictionaries are mirrored in memory): the caller serializes every call on one
- * store, as the server does with its mutex. Two processes must not open one database. */
+ * Threads: reads (select, select_tree, series, label_names, label_values, services) may
+ * run in any number of threads at once, and alongside a put or retain: each read has a
+ * read-only connection and a read transaction of its own (store/sqlite_read.c), so it
+ * sees whole uploads, every put that returned before it started, and never blocks a put.
+ * Writes (put, retain, stats) are the caller's to serialize, as the server does with its
+ * mutex. Two processes must not open one database. */
 #ifndef KILN_STORE_SQLITE_H
 #define KILN_STORE_SQLITE_H
 

@@ -24,6 +24,7 @@
 #ifndef KILN_STORE_SQLITE_INT_H
 #define KILN_STORE_SQLITE_INT_H
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include "store/rows.h"
@@ -36,13 +37,42 @@
 
 struct sqlite_store;
 
-/* Starts a read's deadline (opts.query_timeout_ms; none when 0) and ends it. */
-void sq__read_begin(struct sqlite_store *s);
-void sq__read_end(struct sqlite_store *s);
-/* True when the read in progress is past its deadline. */
-bool sq__read_expired(const struct sqlite_store *s);
-/* The -ETIMEDOUT of an expired read, with its message. */
-int sq__read_timeout(struct sqlite_store *s, char *err, size_t errlen);
+/* A read: a read-only connection of its own (from the store's pool, store/sqlite_read.c)
+ * holding one read transaction, so that the read sees one committed state of the
+ * database (whole uploads) while puts go on through the store's connection; and the
+ * read's deadline. Used by one thread at a time. */
+struct sq_reader {
+	struct sqlite_store *s;
+	sqlite3 *db;
+	int64_t deadline_ns;	/* CLOCK_MONOTONIC; 0: none */
+	uint64_t retains;	/* s->retains before the snapshot was taken */
+	int64_t done_until[NR_LEVELS];	/* the snapshot's rollup watermarks */
+	struct sq_reader *next;	/* in the pool of idle readers */
+};
+
+/* Takes a reader from the pool (opening one when none is idle), starts its read
+ * transaction (the snapshot: every put that returned before, none in progress; its
+ * rollup watermarks in rd->done_until) and its deadline (opts.query_timeout_ms), then
+ * takes the mirror's read lock: the mirror holds at least what the snapshot does.
+ * Returns NULL with a message in err. The caller copies what it needs of the mirror,
+ * then calls sq__mirror_unlock before reading rows through rd->db. */
+struct sq_reader *sq__read_begin(struct sqlite_store *s, char *err, size_t errlen);
+/* Ends the read transaction and gives the reader back to the pool. Accepts NULL. */
+void sq__read_end(struct sq_reader *rd);
+/* The mirror's read lock (readers) and write lock (put, retain: held until their
+ * transaction has committed or rolled back and the mirror matches the database again). */
+void sq__mirror_rdlock(struct sqlite_store *s);
+void sq__mirror_wrlock(struct sqlite_store *s);
+void sq__mirror_unlock(struct sqlite_store *s);
+/* True when the read is past its deadline. */
+bool sq__read_expired(const struct sq_reader *rd);
+/* The negative errno of a failed read step rc (-ETIMEDOUT past the deadline), with its
+ * message. */
+int sq__read_error(struct sq_reader *rd, int rc, const char *what, char *err, size_t errlen);
+/* Closes the idle readers (at close: none may be in use). */
+void sq__readers_close(struct sqlite_store *s);
+/* Readers in use now. */
+size_t sq__readers_busy(struct sqlite_store *s);
 
 struct sq_service {
 	int64_t id;
@@ -86,7 +116,16 @@ struct sqlite_store {
 	sqlite3_stmt *ins_frame, *ins_stack, *ins_series, *upd_series, *get_row, *put_row;
 	sqlite3_stmt *upsert_service;
 
-	int64_t deadline_ns;		/* CLOCK_MONOTONIC; 0: no read in progress */
+	/* Reads run in their own threads (struct sq_reader) while one thread writes: the
+	 * mirror above and done_until/max_bucket below change only under the write lock
+	 * of `mirror`, and are read under its read lock. */
+	pthread_rwlock_t mirror;
+	pthread_mutex_t pool_lock;
+	struct sq_reader *idle;		/* idle readers */
+	size_t nr_idle, nr_busy;
+	uint64_t retains;		/* retains that deleted rows (ids may be reused after):
+					 * atomic */
+
 	int64_t done_until[NR_LEVELS];	/* [1], [2]: rollups complete below; 0 = none yet */
 	int64_t max_bucket;		/* newest raw bucket stored */
 };

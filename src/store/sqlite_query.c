@@ -31,7 +31,7 @@ static int64_t floor_to(int64_t t, int64_t step)
 
 /* Cuts [from, until) into at most 5 ranges at the coarsest level that covers them and is
  * rolled up there (below done_until). */
-static size_t cut_range(const struct sqlite_store *s, int64_t from, int64_t until,
+static size_t cut_range(const int64_t done_until[NR_LEVELS], int64_t from, int64_t until,
 			struct range *out)
 {
 	size_t n = 0;
@@ -41,8 +41,8 @@ static size_t cut_range(const struct sqlite_store *s, int64_t from, int64_t unti
 
 	if (from >= until)
 		return 0;
-	if (d1 > s->done_until[2])
-		d1 = s->done_until[2];
+	if (d1 > done_until[2])
+		d1 = done_until[2];
 	if (d0 < d1) {
 		out[n++] = (struct range){ 2, d0, d1 };
 		edges[nedges][0] = from, edges[nedges++][1] = d0;
@@ -55,8 +55,8 @@ static size_t cut_range(const struct sqlite_store *s, int64_t from, int64_t unti
 		int64_t h0 = ceil_to(a, STORE_HOUR_STEP), h1 = floor_to(b, STORE_HOUR_STEP);
 		if (a >= b)
 			continue;
-		if (h1 > s->done_until[1])
-			h1 = s->done_until[1];
+		if (h1 > done_until[1])
+			h1 = done_until[1];
 		if (h0 < h1) {
 			out[n++] = (struct range){ 1, h0, h1 };
 			if (a < h0)
@@ -70,7 +70,7 @@ static size_t cut_range(const struct sqlite_store *s, int64_t from, int64_t unti
 	return n;
 }
 
-/* Marks the matching series of a service: wanted[series id] = 1. */
+/* Marks the matching series of a service: wanted[series id] = 1. Under the mirror's lock. */
 static uint8_t *match_series(struct sqlite_store *s, const struct sq_service *svc,
 			     const struct store_query *q, int64_t from, int64_t until,
 			     int64_t *max_id)
@@ -129,7 +129,7 @@ static int build_profile(struct sqlite_store *s, struct acc *a, struct profile *
 
 		if (!count)
 			continue;
-		for (uint32_t n = id; n; n = s->parent[n]) {
+		for (uint32_t n = id; n && n < s->nr_nodes; n = s->parent[n]) {
 			if (depth == alloc) {
 				alloc = alloc ? alloc * 2 : 128;
 				frames = xrealloc(frames, alloc * sizeof(*frames));
@@ -156,73 +156,120 @@ static int build_profile(struct sqlite_store *s, struct acc *a, struct profile *
 	return 0;
 }
 
-/* Adds up the sample rows of q's matching series in [from, until) into a (counts per
- * stack node, and the nodes touched). Returns 0, or a negative errno. */
-static int gather(struct sqlite_store *s, const struct store_query *q, int64_t from,
-		  int64_t until, struct acc *a, char *err, size_t errlen)
-{
-	const struct sq_service *svc = sq__find_service(s, q->service);
-	struct range r[5];
-	size_t nr = cut_range(s, from, until, r);
-	sqlite3_stmt *rows;
-	uint8_t *wanted;
-	int64_t max_id;
-	int rc = SQLITE_DONE, ret = 0;
+/* Retries of a read that a retain overlapped (ids it read may have been reused). */
+#define READ_RETRIES 3
 
-	if (!svc || !nr)
-		return 0;
-	if (sqlite3_prepare_v2(s->db, "SELECT series, data FROM samples WHERE level = ? AND"
-			       " service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
-		return sq__error(s, 0, "prepare select", err, errlen);
-	wanted = match_series(s, svc, q, from, until, &max_id);
-	a->nr_nodes = s->nr_nodes;
-	a->counts = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*a->counts));
-	sq__read_begin(s);
-	for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
-		sqlite3_bind_int(rows, 1, r[i].level);
-		sqlite3_bind_int64(rows, 2, svc->id);
-		sqlite3_bind_int64(rows, 3, r[i].from);
-		sqlite3_bind_int64(rows, 4, r[i].until);
-		while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
-			int64_t series = sqlite3_column_int64(rows, 0);
-			if (series < 0 || series > max_id || !wanted[series])
-				continue;
-			if (rows__each(sqlite3_column_blob(rows, 1),
-				       (size_t)sqlite3_column_bytes(rows, 1), acc_one, a))
-				a->bad = 1;
-			if (sq__read_expired(s)) {	/* decoding rows is most of the work */
-				rc = SQLITE_INTERRUPT;
-				break;
-			}
+/* Adds up the sample rows of q's matching series in [from, until) into a (counts per
+ * stack node, and the nodes touched), from one snapshot read off the writer. *type is
+ * set to the profile type selected (malloc'd; NULL when the service is unknown).
+ * Returns 0 holding the mirror's read lock, for the caller to rebuild the stacks with
+ * (then sq__mirror_unlock), or a negative errno (not holding it). */
+static int gather(struct sqlite_store *s, const struct store_query *q, int64_t from,
+		  int64_t until, struct acc *a, char **type, char *err, size_t errlen)
+{
+	for (int attempt = 0;; attempt++) {
+		struct sq_reader *rd = sq__read_begin(s, err, errlen);
+		const struct sq_service *svc;
+		int64_t done_until[NR_LEVELS], max_id, svc_id;
+		uint64_t retains;
+		struct range r[5];
+		sqlite3_stmt *rows;
+		uint8_t *wanted;
+		size_t nr;
+		int rc = SQLITE_DONE, ret = 0;
+
+		if (!rd)
+			return -EIO;
+		/* under the mirror's read lock: what the snapshot's rows need of it */
+		svc = sq__find_service(s, q->service);
+		memcpy(done_until, rd->done_until, sizeof(done_until));
+		nr = cut_range(done_until, from, until, r);
+		if (!svc || !nr) {
+			*type = svc ? xstrdup(q->profile_type ? q->profile_type : svc->profile_type ?
+					      svc->profile_type : ptype__of_service(svc->name)) : NULL;
+			sq__read_end(rd);
+			return 0;	/* still holding the lock */
 		}
-		sqlite3_reset(rows);
+		svc_id = svc->id;
+		*type = xstrdup(q->profile_type ? q->profile_type : svc->profile_type ?
+				svc->profile_type : ptype__of_service(svc->name));
+		wanted = match_series(s, svc, q, from, until, &max_id);
+		a->nr_nodes = s->nr_nodes;
+		a->counts = xcalloc(s->nr_nodes ? s->nr_nodes : 1, sizeof(*a->counts));
+		retains = rd->retains;
+		sq__mirror_unlock(s);
+
+		/* off the lock: the rows, from the reader's snapshot */
+		if (sqlite3_prepare_v2(rd->db, "SELECT series, data FROM samples WHERE level = ? AND"
+				       " service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
+			rc = sqlite3_errcode(rd->db);
+		for (size_t i = 0; i < nr && rc == SQLITE_DONE; i++) {
+			sqlite3_bind_int(rows, 1, r[i].level);
+			sqlite3_bind_int64(rows, 2, svc_id);
+			sqlite3_bind_int64(rows, 3, r[i].from);
+			sqlite3_bind_int64(rows, 4, r[i].until);
+			while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
+				int64_t series = sqlite3_column_int64(rows, 0);
+				if (series < 0 || series > max_id || !wanted[series])
+					continue;
+				if (rows__each(sqlite3_column_blob(rows, 1),
+					       (size_t)sqlite3_column_bytes(rows, 1), acc_one, a))
+					a->bad = 1;
+				if (sq__read_expired(rd)) {	/* decoding rows is most of the work */
+					rc = SQLITE_INTERRUPT;
+					break;
+				}
+			}
+			sqlite3_reset(rows);
+		}
+		if (rc != SQLITE_DONE)
+			ret = sq__read_error(rd, rc, "read samples", err, errlen);
+		sqlite3_finalize(rows);
+		sq__read_end(rd);
+		free(wanted);
+		if (!ret)
+			sq__mirror_rdlock(s);
+		if (!ret && __atomic_load_n(&s->retains, __ATOMIC_SEQ_CST) == retains) {
+			if (a->bad)
+				log_warn("skipped corrupt sample rows in '%s'", s->path);
+			return 0;
+		}
+		if (!ret)
+			sq__mirror_unlock(s);
+		free(a->counts);
+		free(a->touched);
+		memset(a, 0, sizeof(*a));
+		free(*type);
+		*type = NULL;
+		if (ret)
+			return ret;
+		if (attempt + 1 == READ_RETRIES) {
+			errmsg(err, errlen, "failed to read '%s': retention ran during the query, "
+			       "%d times", s->path, READ_RETRIES);
+			return -EAGAIN;
+		}
 	}
-	sq__read_end(s);
-	sqlite3_finalize(rows);
-	free(wanted);
-	if (rc != SQLITE_DONE)
-		ret = sq__error(s, rc, "read samples", err, errlen);
-	else if (a->bad)
-		log_warn("skipped corrupt sample rows in '%s'", s->path);
-	return ret;
 }
 
 int sq__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
 	       struct profile *out, char *err, size_t errlen)
 {
 	struct sqlite_store *s = (struct sqlite_store *)st;
-	const struct sq_service *svc = sq__find_service(s, q->service);
 	struct acc a = { 0 };
-	int ret = gather(s, q, from, until, &a, err, errlen);
+	char *type = NULL;
+	int ret = gather(s, q, from, until, &a, &type, err, errlen);
 
-	if (!ret && svc && !profile__nr_stacks(out))	/* say what the values are */
-		ptype__apply(out, q->profile_type ? q->profile_type : svc->profile_type ?
-			     svc->profile_type : ptype__of_service(svc->name));
-	if (!ret && a.counts)
+	if (ret)
+		return ret;
+	if (type && !profile__nr_stacks(out))	/* say what the values are */
+		ptype__apply(out, type);
+	if (a.counts)
 		build_profile(s, &a, out);
+	sq__mirror_unlock(s);
+	free(type);
 	free(a.counts);
 	free(a.touched);
-	return ret;
+	return 0;
 }
 
 /* Walks deeper than any stored stack: a damaged parent chain (a cycle) stops here. */
@@ -325,10 +372,14 @@ int sq__select_tree(struct store *st, const struct store_query *q, int64_t from,
 {
 	struct sqlite_store *s = (struct sqlite_store *)st;
 	struct acc a = { 0 };
-	int ret = gather(s, q, from, until, &a, err, errlen);
+	char *type = NULL;
+	int ret = gather(s, q, from, until, &a, &type, err, errlen);
 
-	if (!ret)
+	if (!ret) {
 		build_tree(s, &a, out);
+		sq__mirror_unlock(s);
+	}
+	free(type);
 	free(a.counts);
 	free(a.touched);
 	return ret;
@@ -341,10 +392,12 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 {
 	struct sqlite_store *s = (struct sqlite_store *)st;
 	const struct sq_service *svc;
-	int64_t step = steps[sizeof(steps) / sizeof(steps[0]) - 1], max_id;
-	sqlite3_stmt *rows;
+	int64_t step = steps[sizeof(steps) / sizeof(steps[0]) - 1], max_id, svc_id;
+	int64_t done_until[NR_LEVELS];
+	struct sq_reader *rd;
+	sqlite3_stmt *rows = NULL;
 	uint8_t *wanted;
-	int level = 0, rc;
+	int level = 0, rc, ret = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (until <= from) {
@@ -370,24 +423,35 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 	out->start = floor_to(from, step);
 	out->n = (size_t)((until - out->start + step - 1) / step);
 	out->samples = xcalloc(out->n, sizeof(*out->samples));
+	rd = sq__read_begin(s, err, errlen);
+	if (!rd) {
+		free(out->samples);
+		memset(out, 0, sizeof(*out));
+		return -EIO;
+	}
 	svc = sq__find_service(s, q->service);
-	if (!svc)
+	if (!svc) {
+		sq__mirror_unlock(s);
+		sq__read_end(rd);
 		return 0;
-	if (sqlite3_prepare_v2(s->db, "SELECT series, bucket, total FROM samples WHERE level = ?"
-			       " AND service = ? AND bucket >= ? AND bucket < ?", -1, &rows, NULL))
-		return sq__error(s, 0, "prepare series", err, errlen);
+	}
+	/* a sum per bucket needs nothing more of the mirror: no retry after a retain */
+	svc_id = svc->id;
+	memcpy(done_until, rd->done_until, sizeof(done_until));
 	wanted = match_series(s, svc, q, out->start, until, &max_id);
+	sq__mirror_unlock(s);
+	rc = sqlite3_prepare_v2(rd->db, "SELECT series, bucket, total FROM samples WHERE"
+				" level = ? AND service = ? AND bucket >= ? AND bucket < ?", -1,
+				&rows, NULL) ? sqlite3_errcode(rd->db) : SQLITE_DONE;
 	/* The chosen level below its watermark, finer levels above it. */
-	rc = SQLITE_DONE;
-	sq__read_begin(s);
 	for (int64_t lo = out->start; level >= 0 && rc == SQLITE_DONE; level--) {
-		int64_t hi = level ? s->done_until[level] : until;
+		int64_t hi = level ? done_until[level] : until;
 		if (hi > until)
 			hi = until;
 		if (hi <= lo)
 			continue;
 		sqlite3_bind_int(rows, 1, level);
-		sqlite3_bind_int64(rows, 2, svc->id);
+		sqlite3_bind_int64(rows, 2, svc_id);
 		sqlite3_bind_int64(rows, 3, lo);
 		sqlite3_bind_int64(rows, 4, hi);
 		while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
@@ -401,15 +465,16 @@ int sq__series(struct store *st, const struct store_query *q, int64_t from, int6
 		sqlite3_reset(rows);
 		lo = hi;
 	}
-	sq__read_end(s);
+	if (rc != SQLITE_DONE)
+		ret = sq__read_error(rd, rc, "read series", err, errlen);
 	sqlite3_finalize(rows);
+	sq__read_end(rd);
 	free(wanted);
-	if (rc != SQLITE_DONE) {
+	if (ret) {
 		free(out->samples);
 		memset(out, 0, sizeof(*out));
-		return sq__error(s, rc, "read series", err, errlen);
 	}
-	return 0;
+	return ret;
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -435,9 +500,12 @@ static void collect(struct hashmap *set, char ***out, size_t *n)
 static int labels_common(struct sqlite_store *s, const struct store_query *q, const char *name,
 			 bool pairs, int64_t from, int64_t until, char ***out, size_t *n)
 {
-	const struct sq_service *svc = q->service ? sq__find_service(s, q->service) : NULL;
+	const struct sq_service *svc;
 	struct hashmap *set = hashmap__new();
 	struct strbuf pair = STRBUF_INIT;
+
+	sq__mirror_rdlock(s);	/* the series are the mirror's: no snapshot needed */
+	svc = q->service ? sq__find_service(s, q->service) : NULL;
 
 	for (size_t i = 0; i < s->nr_series; i++) {
 		const struct sq_series *v = &s->series[i];
@@ -458,6 +526,7 @@ static int labels_common(struct sqlite_store *s, const struct store_query *q, co
 				hashmap__insert(set, k, strlen(k), NULL);
 		}
 	}
+	sq__mirror_unlock(s);
 	strbuf_release(&pair);
 	collect(set, out, n);
 	return 0;
@@ -487,6 +556,7 @@ int sq__services(struct store *st, struct store_service **out, size_t *n, char *
 {
 	struct sqlite_store *s = (struct sqlite_store *)st;
 
+	sq__mirror_rdlock(s);
 	*out = xcalloc(s->nr_services + 1, sizeof(**out));
 	for (size_t i = 0; i < s->nr_services; i++) {
 		(*out)[i].name = xstrdup(s->services[i].name);
@@ -524,6 +594,7 @@ int sq__services(struct store *st, struct store_service **out, size_t *n, char *
 	}
 	idmap__free(index);
 	*n = s->nr_services;
+	sq__mirror_unlock(s);
 	qsort(*out, *n, sizeof(**out), service_cmp);
 	return 0;
 }

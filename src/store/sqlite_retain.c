@@ -114,9 +114,13 @@ int sq__retain(struct store *st, int64_t before, char *err, size_t errlen)
 	sqlite3_stmt *del;
 	int rc, ret = 0, deleted = 0;
 
+	/* Rollups move done_until and deletions reuse ids: reads wait until it is done. */
+	sq__mirror_wrlock(s);
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc)
+	if (rc) {
+		sq__mirror_unlock(s);
 		return sq__error(s, rc, "begin transaction", err, errlen);
+	}
 	/* Close the periods the wall clock has closed, before deciding what may go. */
 	ret = sq__rollup(s, now, err, errlen);
 	if (ret)
@@ -157,13 +161,20 @@ int sq__retain(struct store *st, int64_t before, char *err, size_t errlen)
 		goto rollback;
 	}
 	if (deleted) {
+		__atomic_add_fetch(&s->retains, 1, __ATOMIC_SEQ_CST);
 		ret = sq__load(s, err, errlen);
-		sqlite3_exec(s->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);",
-			     NULL, NULL, NULL);
 	}
+	sq__mirror_unlock(s);
+	/* Truncating the WAL waits for every read in progress (up to the busy timeout): only
+	 * when there is none, else the pages are reused as they are. */
+	if (deleted)
+		sqlite3_exec(s->db, sq__readers_busy(s) ? "PRAGMA incremental_vacuum;"
+			     " PRAGMA wal_checkpoint(PASSIVE);" : "PRAGMA incremental_vacuum;"
+			     " PRAGMA wal_checkpoint(TRUNCATE);", NULL, NULL, NULL);
 	return ret ? ret : deleted;
 rollback:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	sq__mirror_unlock(s);
 	return ret;
 }
 

@@ -318,9 +318,12 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 		errmsg(err, errlen, "failed to store profile: it starts more than a day from now");
 		return -EINVAL;
 	}
+	sq__mirror_wrlock(s);	/* reads see the mirror and the database as committed */
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc)
+	if (rc) {
+		sq__mirror_unlock(s);
 		return sq__error(s, rc, "begin transaction", err, errlen);
+	}
 	ret = s->done_until[1] ? 0 : sq__rollup_init(s, put->from, err, errlen);
 	if (!ret)
 		ret = put_locked(s, put, err, errlen);
@@ -335,5 +338,6 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 		if (sq__load(s, NULL, 0))
 			log_error("failed to reload '%s' after a failed write", s->path);
 	}
+	sq__mirror_unlock(s);
 	return ret;
 }

@@ -221,15 +221,26 @@ void store__close(struct store *s)
 		s->ops->close(s);
 }
 
+/* A write bumps the generation before and after: a read that ran alongside it, whatever
+ * it saw, is cached at a generation that is gone once the write has returned. */
 int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen)
 {
-	s->generation++;
-	return s->ops->put(s, put, err, errlen);
+	int ret;
+
+	__atomic_add_fetch(&s->generation, 1, __ATOMIC_SEQ_CST);
+	ret = s->ops->put(s, put, err, errlen);
+	__atomic_add_fetch(&s->generation, 1, __ATOMIC_SEQ_CST);
+	return ret;
 }
 
 uint64_t store__generation(const struct store *s)
 {
-	return s->generation;
+	return __atomic_load_n(&s->generation, __ATOMIC_SEQ_CST);
+}
+
+bool store__concurrent_reads(const struct store *s)
+{
+	return s->concurrent_reads;
 }
 
 void store_tree_init(struct store_tree *t)
@@ -313,8 +324,12 @@ void store__free_services(struct store_service *v, size_t n)
 
 int store__retain(struct store *s, int64_t before, char *err, size_t errlen)
 {
-	s->generation++;
-	return s->ops->retain(s, before, err, errlen);
+	int ret;
+
+	__atomic_add_fetch(&s->generation, 1, __ATOMIC_SEQ_CST);
+	ret = s->ops->retain(s, before, err, errlen);
+	__atomic_add_fetch(&s->generation, 1, __ATOMIC_SEQ_CST);
+	return ret;
 }
 
 int store__stats(struct store *s, struct store_stats *out, char *err, size_t errlen)

@@ -25,7 +25,8 @@
  * What each backend says for itself (in its header): the resolutions it keeps and when it
  * coarsens, how retention removes data, and whether its calls may come from several
  * threads at once. A caller that does not know the backend serializes every call (the
- * server holds one mutex around each). */
+ * server holds one mutex around each); a backend whose store__concurrent_reads is true
+ * lets reads run in other threads while one thread writes. */
 #ifndef KILN_STORE_STORE_H
 #define KILN_STORE_STORE_H
 
@@ -185,6 +186,7 @@ struct store {
 	struct store_options opts;
 	uint64_t generation;	/* bumped by every put and retain: see store__generation */
 	int64_t resolution;	/* finest time step kept, seconds (> 0): see store__resolution */
+	bool concurrent_reads;	/* see store__concurrent_reads */
 };
 
 /* A backend as store__open knows it: one entry of the table in store/store.c. */
@@ -211,6 +213,11 @@ struct store *store__open(const char *location, const struct store_options *opts
 /* The finest time step the store keeps, in seconds: queries whose bounds are multiples of
  * it are answered exactly, so a caller may round ranges to it (e.g. to share a cache). */
 int64_t store__resolution(const struct store *s);
+/* True when the reads (select, select_tree, series, label_names, label_values,
+ * label_pairs, services, generation) may be called from any number of threads at once
+ * and while another thread writes (put, retain); the writes (and stats) stay the
+ * caller's to serialize. False: the caller serializes every call. */
+bool store__concurrent_reads(const struct store *s);
 /* Closes the store, committing nothing that is not already committed. Accepts NULL. */
 void store__close(struct store *s);
 
