@@ -104,9 +104,9 @@ static int span_profile(struct request *r, struct response *resp, const struct s
 		char *companion = ingest__span_service(t->v[i].service);
 		struct profile *sp = profile__new();
 		tq.service = companion;
-		pthread_mutex_lock(&r->srv->lock);
+		server__read_lock(r->srv);
 		ret = store__select(r->srv->store, &tq, from, until, sp, err, sizeof(err));
-		pthread_mutex_unlock(&r->srv->lock);
+		server__read_unlock(r->srv);
 		if (ret == -ENOENT)	/* a service without spans */
 			ret = 0;
 		else if (!ret)
