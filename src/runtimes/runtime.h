@@ -148,5 +148,6 @@ bool runtime_stacks__has_tid(const struct runtime_stacks *r, pid_t tid);
 extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops java_runtime;
 extern const struct runtime_ops php_runtime;
+extern const struct runtime_ops dotnet_runtime;
 
 #endif
