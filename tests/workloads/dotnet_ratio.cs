@@ -1,0 +1,68 @@
+// Known-answer .NET workload for kiln's e2e tests: one managed thread spends CPU in
+// Ratio.Work.Alpha and Ratio.Work.Beta 7:3 through a call chain (Main > Run > Phase >
+// Alpha|Beta), in long phases measured by a CPU-time clock so the shares hold on a loaded
+// machine. Runs for argv[0] seconds (default 30), then exits.
+using System;
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+
+namespace Ratio
+{
+	public static class Work
+	{
+		static volatile int sink;
+
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		public static void Spin(int n)
+		{
+			int x = sink;
+			for (int i = 0; i < n; i++)
+				x = x * 1103515245 + 12345;
+			sink = x;
+		}
+
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		public static void Alpha(TimeSpan cpu) { Burn(cpu); }
+
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		public static void Beta(TimeSpan cpu) { Burn(cpu); }
+
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		static void Burn(TimeSpan cpu)
+		{
+			Process self = Process.GetCurrentProcess();
+			TimeSpan start = Thread0Cpu(self);
+			while (Thread0Cpu(self) - start < cpu)
+				Spin(2000000);
+		}
+
+		static TimeSpan Thread0Cpu(Process self)
+		{
+			self.Refresh();
+			return self.TotalProcessorTime;
+		}
+
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		public static void Phase(int ms)
+		{
+			Alpha(TimeSpan.FromMilliseconds(ms * 7 / 10));
+			Beta(TimeSpan.FromMilliseconds(ms * 3 / 10));
+		}
+
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		public static void Run(double seconds)
+		{
+			Stopwatch wall = Stopwatch.StartNew();
+			while (wall.Elapsed.TotalSeconds < seconds)
+				Phase(400);
+		}
+
+		public static void Main(string[] args)
+		{
+			double seconds = args.Length > 0 ? double.Parse(args[0]) : 30;
+			Console.WriteLine("ready " + Process.GetCurrentProcess().Id);
+			Console.Out.Flush();
+			Run(seconds);
+		}
+	}
+}
