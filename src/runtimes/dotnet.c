@@ -36,8 +36,7 @@ struct dn_proc {
 	struct dotnet_methods methods;
 	struct dotnet_thread *threads;
 	size_t nr_threads;
-	char skip_reason[128];		/* non-empty: not profiled; told at the next collect */
-	bool told;
+	char skip_reason[128];		/* non-empty: not profiled, told at every collect */
 };
 
 struct runtime_collector {
@@ -47,6 +46,7 @@ struct runtime_collector {
 	struct dn_proc *procs[MAX_PROCS];
 	size_t nr_procs;
 	_Atomic pid_t covered[MAX_PROCS];
+	atomic_size_t nr_covered;	/* covered[] is 0 from here on */
 	pthread_mutex_t pending_lock;	/* seen() -> worker */
 	pid_t pending[MAX_PROCS];
 	size_t nr_pending;
@@ -56,7 +56,7 @@ struct runtime_collector {
 	struct profile **view_profiles;
 	pid_t *view_tids;
 	size_t nr_view;
-	uint64_t sessions;
+	atomic_uint_fast64_t sessions;
 };
 
 static bool dotnet_likely(const char *path)
@@ -95,10 +95,11 @@ static void set_covered(struct runtime_collector *c, pid_t pid, bool on)
 {
 	for (size_t i = 0; i < MAX_PROCS; i++) {
 		pid_t cur = atomic_load(&c->covered[i]);
-		if (on && !cur) {
-			pid_t zero = 0;
-			if (atomic_compare_exchange_strong(&c->covered[i], &zero, pid))
-				return;
+		if (on && !cur) {	/* only the worker writes covered[] */
+			atomic_store(&c->covered[i], pid);
+			if (i >= atomic_load(&c->nr_covered))
+				atomic_store(&c->nr_covered, i + 1);
+			return;
 		} else if (!on && cur == pid) {
 			atomic_store(&c->covered[i], 0);
 			return;
@@ -261,6 +262,29 @@ static void read_sessions(struct runtime_collector *c)
 		usleep((useconds_t)left * 1000);
 }
 
+static void proc_free(struct dn_proc *p);
+
+/* Forgets the processes whose session ended (they exited) once their samples were
+ * collected; those with a skip reason stay, to be told at every flush. */
+static void prune(struct runtime_collector *c)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->nr_procs; i++) {
+		struct dn_proc *p = c->procs[i];
+		bool pending = p->state != DN_DONE || p->skip_reason[0];
+		for (size_t k = 0; k < p->nr_threads && !pending; k++)
+			pending = p->threads[k].samples > 0;
+		if (pending)
+			c->procs[n++] = p;
+		else
+			proc_free(p);
+	}
+	c->nr_procs = n;
+	pthread_mutex_unlock(&c->lock);
+}
+
 static void *worker(void *arg)
 {
 	struct runtime_collector *c = arg;
@@ -268,6 +292,7 @@ static void *worker(void *arg)
 	while (!atomic_load(&c->stopping)) {
 		take_pending(c);
 		read_sessions(c);
+		prune(c);
 	}
 	return NULL;
 }
@@ -302,7 +327,9 @@ static void dotnet_seen(struct runtime_collector *c, pid_t pid)
 
 static bool dotnet_covers(struct runtime_collector *c, pid_t pid)
 {
-	for (size_t i = 0; i < MAX_PROCS; i++)
+	size_t n = atomic_load(&c->nr_covered);
+
+	for (size_t i = 0; i < n; i++)
 		if (atomic_load_explicit(&c->covered[i], memory_order_relaxed) == pid)
 			return true;
 	return false;
@@ -334,11 +361,9 @@ static size_t dotnet_collect(struct runtime_collector *c, const struct runtime_s
 	c->view_tids = xcalloc(cap + 1, sizeof(*c->view_tids));
 	for (size_t i = 0; i < c->nr_procs; i++) {
 		struct dn_proc *p = c->procs[i];
-		if (p->skip_reason[0] && !p->told) {
-			p->told = true;
+		if (p->skip_reason[0])
 			c->view[n++] = (struct runtime_stacks){ .pid = p->pid,
 								.skip_reason = p->skip_reason };
-		}
 		for (size_t k = 0; k < p->nr_threads; k++) {
 			struct dotnet_thread *t = &p->threads[k];
 			if (!t->samples)
@@ -369,7 +394,7 @@ static size_t dotnet_collect(struct runtime_collector *c, const struct runtime_s
 static void dotnet_header(struct runtime_collector *c, json_t *meta, size_t merged)
 {
 	json_object_set_new(meta, "dotnet_threads_profiled", json_integer((json_int_t)merged));
-	json_object_set_new(meta, "dotnet_sessions", json_integer((json_int_t)c->sessions));
+	json_object_set_new(meta, "dotnet_sessions", json_integer((json_int_t)atomic_load(&c->sessions)));
 }
 
 static void proc_free(struct dn_proc *p)

@@ -1,7 +1,9 @@
 // Known-answer .NET workload for kiln's e2e tests: one managed thread spends CPU in
 // Ratio.Work.Alpha and Ratio.Work.Beta 7:3 through a call chain (Main > Run > Phase >
 // Alpha|Beta), in long phases measured by a CPU-time clock so the shares hold on a loaded
-// machine. Runs for argv[0] seconds (default 30), then exits.
+// machine. Runs for argv[0] seconds (default 30), then exits. With a second argument N
+// (bench/dotnet.sh) it does a fixed amount of work instead: N phases of 7 Spin calls in
+// Alpha and 3 in Beta, then prints "done <wall seconds>".
 using System;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
@@ -57,8 +59,25 @@ namespace Ratio
 				Phase(400);
 		}
 
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		public static void AlphaN(int n) { for (int i = 0; i < n; i++) Spin(2000000); }
+
+		[MethodImpl(MethodImplOptions.NoInlining)]
+		public static void BetaN(int n) { for (int i = 0; i < n; i++) Spin(2000000); }
+
 		public static void Main(string[] args)
 		{
+			if (args.Length > 1) {
+				int phases = int.Parse(args[1]);
+				Console.WriteLine("ready " + Process.GetCurrentProcess().Id);
+				Stopwatch w = Stopwatch.StartNew();
+				for (int i = 0; i < phases; i++) {
+					AlphaN(7);
+					BetaN(3);
+				}
+				Console.WriteLine("done " + w.Elapsed.TotalSeconds.ToString("F3"));
+				return;
+			}
 			double seconds = args.Length > 0 ? double.Parse(args[0]) : 30;
 			Console.WriteLine("ready " + Process.GetCurrentProcess().Id);
 			Console.Out.Flush();
