@@ -148,7 +148,6 @@ static void attach(struct runtime_collector *c, struct dn_proc *p)
 	struct nettrace_sink sink = { p, on_sample, on_method };
 	struct nettrace *rundown;
 	uint64_t sid;
-	uint32_t hr = 0;
 	int kind = dotnet__proc_kind(p->pid), fd;
 
 	p->state = DN_DONE;
@@ -176,7 +175,6 @@ static void attach(struct runtime_collector *c, struct dn_proc *p)
 	nettrace__free(rundown);
 	fd = dotnet_ipc__start_session(p->pid, 1, &sid);
 	if (fd < 0) {
-		(void)hr;
 		snprintf(p->skip_reason, sizeof(p->skip_reason),
 			 "dotnet: the sampling session did not start");
 		return;
