@@ -24,12 +24,15 @@
 #define MAX_PROCS 256
 #define RUNDOWN_MS 5000		/* the most a rundown or a final drain may take */
 #define POLL_MS 100
+#define SOCKET_WAIT_MS 3000	/* a runtime starting up opens its socket after it maps */
+#define RETRY_MS 250
 
 enum dn_state { DN_NEW, DN_ACTIVE, DN_DONE };
 
 struct dn_proc {
 	pid_t pid, nspid;
 	enum dn_state state;
+	long first_ms, next_ms;		/* DN_NEW: when first seen, when to try again */
 	int fd;
 	uint64_t session;
 	struct nettrace *nt;
@@ -143,6 +146,14 @@ static void stop_session(struct runtime_collector *c, struct dn_proc *p, int fd,
 	close(fd);
 }
 
+/* Gives p its skip reason; collect reads it under the lock. */
+static void set_reason(struct runtime_collector *c, struct dn_proc *p, const char *reason)
+{
+	pthread_mutex_lock(&c->lock);
+	snprintf(p->skip_reason, sizeof(p->skip_reason), "%s", reason);
+	pthread_mutex_unlock(&c->lock);
+}
+
 static void attach(struct runtime_collector *c, struct dn_proc *p)
 {
 	struct nettrace_sink sink = { p, on_sample, on_method };
@@ -152,20 +163,24 @@ static void attach(struct runtime_collector *c, struct dn_proc *p)
 
 	p->state = DN_DONE;
 	if (kind == 2) {
-		snprintf(p->skip_reason, sizeof(p->skip_reason),
-			 "mono: no diagnostics port, and its --jitmap perf map is buffered "
-			 "until exit");
+		set_reason(c, p, "mono: no diagnostics port, and its --jitmap perf map is "
+				 "buffered until exit");
 		return;
 	}
 	if (kind != 1)
 		return;
 	/* a session with no sampling, stopped at once: its rundown names what is compiled */
 	fd = dotnet_ipc__start_session(p->pid, 0, &sid);
+	if (fd == -ENOENT && !dotnet__diagnostics_off(p->pid) &&
+	    now_ms() - p->first_ms < SOCKET_WAIT_MS) {
+		p->state = DN_NEW;	/* not listening yet: again soon */
+		p->next_ms = now_ms() + RETRY_MS;
+		return;
+	}
 	if (fd < 0) {
-		snprintf(p->skip_reason, sizeof(p->skip_reason), "dotnet: %s",
-			 fd == -ENOENT ? "no diagnostics socket (DOTNET_EnableDiagnostics=0?)"
-				       : fd == -EREMOTEIO ? "the runtime refused the session"
-							  : "diagnostics socket did not answer");
+		set_reason(c, p, fd == -ENOENT ? "dotnet: no diagnostics socket (EnableDiagnostics=0?)"
+				 : fd == -EREMOTEIO ? "dotnet: the runtime refused the session"
+						    : "dotnet: its diagnostics socket did not answer");
 		log_debug("dotnet: failed to start a session in process %d: %s", (int)p->pid,
 			  strerror(-fd));
 		return;
@@ -175,8 +190,7 @@ static void attach(struct runtime_collector *c, struct dn_proc *p)
 	nettrace__free(rundown);
 	fd = dotnet_ipc__start_session(p->pid, 1, &sid);
 	if (fd < 0) {
-		snprintf(p->skip_reason, sizeof(p->skip_reason),
-			 "dotnet: the sampling session did not start");
+		set_reason(c, p, "dotnet: the sampling session did not start");
 		return;
 	}
 	p->nt = nettrace__new(&sink);
@@ -219,12 +233,16 @@ static void take_pending(struct runtime_collector *c)
 		p->pid = pend[i];
 		p->nspid = procfs__nspid(pend[i]);
 		p->fd = -1;
+		p->first_ms = p->next_ms = now_ms();
 		dotnet_methods_init(&p->methods);
-		attach(c, p);	/* before it is listed: collect does not see it half-made */
 		pthread_mutex_lock(&c->lock);
 		c->procs[c->nr_procs++] = p;
 		pthread_mutex_unlock(&c->lock);
 	}
+	/* the worker alone changes the list: no lock to walk it; the sinks take it */
+	for (size_t i = 0; i < c->nr_procs; i++)
+		if (c->procs[i]->state == DN_NEW && now_ms() >= c->procs[i]->next_ms)
+			attach(c, c->procs[i]);
 }
 
 /* Reads what the active sessions wrote, for at most POLL_MS. */

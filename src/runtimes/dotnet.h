@@ -47,6 +47,10 @@ uint64_t dotnet_thread__name(struct dotnet_thread *t, struct dotnet_methods *m,
 /* The host tid of thread nstid of process pid (in pid namespace of nspid), or -1. */
 pid_t dotnet__host_tid(pid_t pid, pid_t nspid, pid_t nstid);
 
+/* Whether process pid was started with its diagnostics server off
+ * ({DOTNET,COMPlus}_EnableDiagnostics=0 in its environment). */
+bool dotnet__diagnostics_off(pid_t pid);
+
 /* Whether process pid maps libcoreclr.so (1), a Mono runtime (2) or neither (0). */
 int dotnet__proc_kind(pid_t pid);
 

@@ -224,3 +224,18 @@ int dotnet__proc_kind(pid_t pid)
 	strbuf_release(&sb);
 	return kind;
 }
+
+bool dotnet__diagnostics_off(pid_t pid)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	bool off = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if (strbuf_read_file(&sb, path) >= 0)
+		for (size_t i = 0; i < sb.len && !off; i += strlen(sb.buf + i) + 1)
+			off = !strcmp(sb.buf + i, "DOTNET_EnableDiagnostics=0") ||
+			      !strcmp(sb.buf + i, "COMPlus_EnableDiagnostics=0");
+	strbuf_release(&sb);
+	return off;
+}

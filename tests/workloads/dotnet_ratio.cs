@@ -1,12 +1,14 @@
 // Known-answer .NET workload for kiln's e2e tests: one managed thread spends CPU in
 // Ratio.Work.Alpha and Ratio.Work.Beta 7:3 through a call chain (Main > Run > Phase >
-// Alpha|Beta), in long phases measured by a CPU-time clock so the shares hold on a loaded
-// machine. Runs for argv[0] seconds (default 30), then exits. With a second argument N
+// Alpha|Beta), in phases of 50 ms of the thread's own CPU time (clock_gettime), so the
+// shares hold on a loaded machine (a window that gets 1 s of CPU sees 20 of them). Runs for
+// argv[0] seconds (default 30), then exits. With a second argument N
 // (bench/dotnet.sh) it does a fixed amount of work instead: N phases of 7 Spin calls in
 // Alpha and 3 in Beta, then prints "done <wall seconds>".
 using System;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace Ratio
 {
@@ -29,19 +31,26 @@ namespace Ratio
 		[MethodImpl(MethodImplOptions.NoInlining)]
 		public static void Beta(TimeSpan cpu) { Burn(cpu); }
 
+		[StructLayout(LayoutKind.Sequential)]
+		struct Timespec { public long sec; public long nsec; }
+
+		[DllImport("libc", EntryPoint = "clock_gettime")]
+		static extern int ClockGettime(int clock, out Timespec ts);
+
+		/* CLOCK_THREAD_CPUTIME_ID: this thread's CPU time, to the nanosecond */
+		static long ThreadCpuNs()
+		{
+			Timespec ts;
+			ClockGettime(3, out ts);
+			return ts.sec * 1000000000L + ts.nsec;
+		}
+
 		[MethodImpl(MethodImplOptions.NoInlining)]
 		static void Burn(TimeSpan cpu)
 		{
-			Process self = Process.GetCurrentProcess();
-			TimeSpan start = Thread0Cpu(self);
-			while (Thread0Cpu(self) - start < cpu)
-				Spin(2000000);
-		}
-
-		static TimeSpan Thread0Cpu(Process self)
-		{
-			self.Refresh();
-			return self.TotalProcessorTime;
+			long end = ThreadCpuNs() + cpu.Ticks * 100;
+			while (ThreadCpuNs() < end)
+				Spin(200000);
 		}
 
 		[MethodImpl(MethodImplOptions.NoInlining)]
@@ -56,7 +65,7 @@ namespace Ratio
 		{
 			Stopwatch wall = Stopwatch.StartNew();
 			while (wall.Elapsed.TotalSeconds < seconds)
-				Phase(400);
+				Phase(50);	/* short phases: a window of a loaded second sees many */
 		}
 
 		[MethodImpl(MethodImplOptions.NoInlining)]
