@@ -6,6 +6,9 @@
       (those with _[net] frames, and the native ones of the main thread, rooted at _start)
       carry _[net] frames and read Ratio.Work.Main_[net];...;Run;Phase;Alpha|Beta; Alpha's
       share of Alpha+Beta is 70% within max(3 points, 3 sigma of the sample count).
+  dncheck.py names COL COMM
+      a runtime started mid-session (its start-up ran before kiln could attach): at least
+      100 samples read Main;Run;Phase;Alpha|Beta, and none has Alpha/Beta outside that chain.
   dncheck.py none COL
       no sample has a _[net] frame.
   dncheck.py share COL COMM
@@ -65,8 +68,23 @@ def ratio(path, comm):
         sys.exit("alpha's share is off")
 
 
+def names(path, comm):
+    good = bad = 0
+    for c, frames, n in stacks(path):
+        if c == comm and ("Ratio.Work.Alpha_[net]" in frames or "Ratio.Work.Beta_[net]" in frames):
+            if frames[:3] == CHAIN:
+                good += n
+            else:
+                bad += n
+    print(f"Alpha/Beta samples: {good} in the chain, {bad} outside")
+    if good < 100 or bad:
+        sys.exit("missing or misplaced .NET frames")
+
+
 def main():
-    if len(sys.argv) >= 4 and sys.argv[1] == "ratio":
+    if len(sys.argv) >= 4 and sys.argv[1] == "names":
+        names(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "ratio":
         ratio(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 3 and sys.argv[1] == "none":
         bad = sum(n for _, fr, n in stacks(sys.argv[2]) if any(f.endswith("_[net]") for f in fr))
