@@ -19,10 +19,8 @@ static const char *const ruby_modes[] = { "auto", "enabled", "rbspy", "disabled"
  * inspector */
 static const char *const nodejs_modes[] = { "auto", "perf", "attach-maps", "disabled",
 					    "none", NULL };
-/* gProfiler's values for the runtimes kiln has no reader for yet */
-static const char *const other_modes[] = { "auto", "enabled", "rbspy", "phpspy", "dotnet-trace",
-					   "disabled", "none", NULL };
-
+/* dotnet-trace is gProfiler's name for its .NET profiler: kiln's EventPipe client takes its place */
+static const char *const dotnet_modes[] = { "auto", "dotnet-trace", "disabled", "none", NULL };
 static const char *const php_modes[] = { "auto", "phpspy", "enabled", "disabled", "none", NULL };
 
 static const struct runtime_flag java_flags[] = {
@@ -43,7 +41,7 @@ const struct runtime_decl runtime_decls[] = {
 	{ "nodejs", &node_runtime, nodejs_modes, "auto", "auto, perf, attach-maps or none (auto)", NULL },
 	{ "ruby", &ruby_runtime, ruby_modes, "auto", "auto or disabled (auto)", ruby_flags },
 	{ "php", &php_runtime, php_modes, "auto", "auto (phpspy) or disabled (auto)", NULL },
-	{ "dotnet", NULL, other_modes, "disabled", "accepted, no reader yet (disabled)", NULL },
+	{ "dotnet", &dotnet_runtime, dotnet_modes, "auto", "auto (EventPipe) or disabled (auto)", NULL },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 

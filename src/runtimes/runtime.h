@@ -171,5 +171,6 @@ extern const struct runtime_ops python_runtime;
 extern const struct runtime_ops java_runtime;
 extern const struct runtime_ops php_runtime;
 extern const struct runtime_ops node_runtime;
+extern const struct runtime_ops dotnet_runtime;
 
 #endif

@@ -110,7 +110,7 @@ static void test_run_arguments(void **state)
 	assert_string_equal(text, "{\"python_mode\":\"auto\",\"java_mode\":\"auto\","
 				  "\"java_collect_thread_names\":false,\"nodejs_mode\":\"auto\","
 				  "\"ruby_mode\":\"disabled\",\"php_mode\":\"auto\","
-				  "\"dotnet_mode\":\"disabled\"}");
+				  "\"dotnet_mode\":\"auto\"}");
 	free(text);
 	json_decref(obj);
 	runtime_choices_release(&c);
