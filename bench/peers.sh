@@ -38,7 +38,7 @@
 #            and the split measured (want: deep 75, python 70, ruby 70, java 75, go 70)
 # then kiln/peer ratios of cpu%, rss and bytes at each rate.
 # Needs root, build/kiln (made here), perf, bpftool, JDK 17, go, g++, ruby, node.
-# --quick: 8 s runs, 1 repetition (a smoke run; say so when quoting its figures).
+# --quick: 20 s runs (the eBPF profiler takes ~8 s to start here), 1 repetition (a smoke run; say so when quoting its figures).
 # KEEP=1 keeps every run's files in /tmp.
 set -u
 cd "$(dirname "$0")/.."
@@ -46,7 +46,7 @@ ROOT=$PWD
 SECS=30 REPS=3 RATES="11 19 99" TOOLS="kiln perf otel py-spy rbspy async-profiler"
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) SECS=8 REPS=1 ;;
+	--quick) SECS=20 REPS=1 ;;
 	-d) SECS=$2; shift ;;
 	-n) REPS=$2; shift ;;
 	-r) RATES=$2; shift ;;
@@ -65,8 +65,10 @@ PEERS=$ROOT/bench/peers
 T=$(mktemp -d /tmp/kiln-bench-peers.XXXXXX)
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 MIX=()
+MOUNTED=""
 cleanup() {
 	stop_mix
+	[ -n "$MOUNTED" ] && umount "$MOUNTED"
 	sysctl -q -w kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null 2>&1
 	[ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"
 }
@@ -138,8 +140,8 @@ stop_mix() {
 	local p
 	for p in "${MIX[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
 	for p in "${MIX[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
+	for p in "${MIX[@]}"; do wait "$p" 2>/dev/null; done
 	MIX=()
-	wait 2>/dev/null
 }
 
 pid_of() { awk -v w="$1" '$1 == w {print $2}' "$T/pids"; }
@@ -154,7 +156,7 @@ run() {	# tool hz rep: appends one JSON line to $T/runs.jsonl
 	start_mix "$SECS"
 	"$W/probe" >"$o/probe" &
 	local probe=$! t0 t1 fmt="" out="" only="" bytes=0 extra=0 meter=(python3 "$PEERS/meter.py"
-		"$o/meter.json")
+		"$o/meter.json" --window "$(echo "$SECS * 0.4" | bc)" "$(echo "$SECS * 0.95" | bc)")
 	t0=$(date +%s.%N)
 	case $tool in
 	none) "${meter[@]}" "$SECS" --bpf -- sleep "$SECS" ;;
@@ -186,6 +188,7 @@ run() {	# tool hz rep: appends one JSON line to $T/runs.jsonl
 	t1=$(date +%s.%N)
 	kill -TERM "$probe"
 	wait "$probe"
+	[ "$tool" = otel ] && { kill -TERM "$SINK"; wait "$SINK"; }
 	stop_mix
 	case $tool in
 	kiln) fmt=kiln out=$o/k/last_profile.col
@@ -197,8 +200,7 @@ run() {	# tool hz rep: appends one JSON line to $T/runs.jsonl
 	      bytes=$(stat -c %s "$o/perf.data")
 	      python3 "$PEERS/meter.py" "$o/script.json" 600 -- sh -c \
 		"perf script -i $o/perf.data -F comm,pid,ip,sym >$out 2>/dev/null" ;;
-	otel) kill -TERM "$SINK"; wait "$SINK"
-	      fmt=otel out=$o/otel.txt bytes=$(cat "$o/otel.bytes" 2>/dev/null || echo 0) ;;
+	otel) fmt=otel out=$o/otel.txt bytes=$(cat "$o/otel.bytes" 2>/dev/null || echo 0) ;;
 	py-spy) fmt=pyspy out=$o/pyspy.txt only=python bytes=$(stat -c %s "$out" 2>/dev/null || echo 0) ;;
 	rbspy) fmt=rbspy out=$o/rbspy.txt only=ruby
 	       bytes=$(cat "$out" "$o/rbspy.raw.gz" 2>/dev/null | wc -c) ;;
@@ -206,7 +208,8 @@ run() {	# tool hz rep: appends one JSON line to $T/runs.jsonl
 	       bytes=$(stat -c %s "$out" 2>/dev/null || echo 0) ;;
 	esac
 	local check='{}'
-	[ -n "$fmt" ] && check=$(python3 "$PEERS/check.py" "$fmt" "$out" "$T/pids" $only)
+	[ -n "$fmt" ] && check=$(python3 "$PEERS/check.py" "$fmt" "$out" "$T/pids" "${only:--}" \
+		"$W:/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu")
 	python3 - "$tool" "$hz" "$rep" "$o" "$t0" "$t1" "$bytes" "$extra" "$check" >>"$T/runs.jsonl" <<'EOF'
 import json, os, sys
 tool, hz, rep, o, t0, t1, nbytes, extra, check = sys.argv[1:]
@@ -226,6 +229,12 @@ EOF
 
 # --- the bench -------------------------------------------------------------------------
 sysctl -q -w kernel.bpf_stats_enabled=1 >/dev/null
+# the eBPF profiler attaches to sched tracepoints through tracefs; mount it for the bench
+case " $have " in *" otel "*)
+	if ! grep -qw tracefs /proc/mounts; then
+		mount -t tracefs nodev /sys/kernel/tracing && MOUNTED=/sys/kernel/tracing
+	fi ;;
+esac
 echo "peers bench: $SECS s runs, $REPS repetitions, rates $RATES Hz, tools:$have;" \
 	"$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
 list=($have)

@@ -2,12 +2,13 @@
 """bench/peers/check.py — correctness of one profiler's output on the known-answer
 workloads of bench/peers.sh, and its sample count.
 
-  check.py FORMAT OUTPUT PIDS [ONLY]
+  check.py FORMAT OUTPUT PIDS [ONLY|-] [DIR:DIR...]
 
 FORMAT is the peer's output: kiln (.col), perf (`perf script -F comm,pid,ip,sym`), otel
 (bench/peers/sink lines; native frames named here with addr2line), pyspy (--format raw),
 rbspy (collapsed), async (collapsed). PIDS has one "workload pid" line per workload; a
 peer that attaches to one process (ONLY = that workload) has all its samples given to it.
+DIRs: where otel's mapping names (base names) are looked for.
 kiln's .col names processes, not pids: each workload runs under a name of its own
 (pw_<workload>). Prints one JSON object: for each known-answer workload, samples, the share
 naming the right function (right), the share of complete stacks (complete) and the measured
@@ -117,7 +118,17 @@ def read_perf(path, pids):
         yield wl, st[::-1], 1
 
 
-def read_otel(path, pids):
+def find_binary(name, dirs):
+    """the profiler names a mapping by its file's base name: find that file"""
+    if os.path.isabs(name):
+        return name
+    for d in dirs:
+        if os.path.exists(os.path.join(d, name)):
+            return os.path.join(d, name)
+    return None
+
+
+def read_otel(path, pids, dirs):
     rows = []
     need = collections.defaultdict(set)
     with open(path, errors="replace") as f:
@@ -126,22 +137,30 @@ def read_otel(path, pids):
             st = frames.split(";") if frames else []
             rows.append((pids.get(int(pid)), st, int(c)))
             if pids.get(int(pid)) is not None:
-                for fr in st:
+                for i, fr in enumerate(st):
                     m = re.match(r"0x([0-9a-f]+)@(.+)$", fr)
-                    if m:
-                        need[m.group(2)].add(m.group(1))
+                    if m:   # a caller's address is a return address: name the call
+                        need[m.group(2)].add(int(m.group(1), 16) - (i < len(st) - 1))
     names = {}
     for file, addrs in need.items():   # the backend's job: name native frames
         addrs = sorted(addrs)
-        if not os.path.exists(file):
+        path = find_binary(file, dirs)
+        if not path:
             continue
-        out = subprocess.run(["addr2line", "-f", "-e", file] + ["0x" + a for a in addrs],
+        out = subprocess.run(["addr2line", "-f", "-e", path] + ["0x%x" % a for a in addrs],
                              capture_output=True, text=True).stdout.split("\n")
         for i, a in enumerate(addrs):
             if 2 * i < len(out) and out[2 * i] not in ("??", ""):
-                names[("0x%s@%s" % (a, file))] = out[2 * i]
+                names[(file, a)] = out[2 * i]
     for wl, st, c in rows:
-        yield wl, [names.get(fr, fr) for fr in st], c
+        named = []
+        for i, fr in enumerate(st):
+            m = re.match(r"0x([0-9a-f]+)@(.+)$", fr)
+            if m:
+                a = int(m.group(1), 16) - (i < len(st) - 1)
+                fr = names.get((m.group(2), a), fr)
+            named.append(fr)
+        yield wl, named, c
 
 
 def read_collapsed(path, only):
@@ -154,7 +173,8 @@ def read_collapsed(path, only):
 
 def main():
     fmt, path, pidfile = sys.argv[1:4]
-    only = sys.argv[4] if len(sys.argv) > 4 else None
+    only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
+    dirs = sys.argv[5].split(":") if len(sys.argv) > 5 else []
     pids, procs = {}, {}
     with open(pidfile) as f:
         for line in f:
@@ -169,7 +189,7 @@ def main():
     elif fmt == "perf":
         rows = read_perf(path, pids)
     elif fmt == "otel":
-        rows = read_otel(path, pids)
+        rows = read_otel(path, pids, dirs)
     else:
         rows = read_collapsed(path, only)
     per = collections.defaultdict(collections.Counter)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/peers/meter.py — runs one profiler and measures what it costs the machine.
 
-  meter.py OUT.json STOP_AFTER_S [--signal INT|TERM] [--bpf] -- CMD...
+  meter.py [--signal INT|TERM] [--bpf] [--window A B] OUT.json STOP_AFTER_S -- CMD...
+(options anywhere before --)
 
 Starts CMD, polls its process tree (/proc/PID/stat of every descendant) five times a
 second, sends its process group the signal after STOP_AFTER_S seconds (if still running; KILL 20 s
@@ -11,7 +12,11 @@ later), and writes OUT.json:
                processes all end before it does)
   peak_rss_kb  the largest of: the sum of the tree's resident memory at a poll, the root's VmHWM
   bpf_ns       with --bpf: run_time_ns of the eBPF programs held by the tree (bpftool,
-               kernel.bpf_stats_enabled=1), read just before the signal
+               kernel.bpf_stats_enabled=1; a bpftool that lists no pids: the programs
+               loaded since the start), read just before the signal
+  window_cpu_s, window_s  with --window: the tree's CPU (live processes, /proc) between
+               A and B seconds after the start: the steady cost, without start-up and the
+               final write-out (window_bpf_ns_per_s: the eBPF programs' rate there)
   wall_s, rc
 """
 import json
@@ -65,15 +70,24 @@ def hwm(pid):
     return 0
 
 
-def bpf_ns(pids):
+def progs():
     try:
-        progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
-                                          text=True, timeout=20).stdout or "[]")
+        return json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                                         text=True, timeout=20).stdout or "[]")
     except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def bpf_ns(pids, before):
+    """the programs the tree holds (bpftool's pids), or, where bpftool cannot tell, the
+    programs loaded since the start"""
+    got = progs()
+    if got is None:
         return None, 0
     ns = n = 0
-    for p in progs:
-        if any(h.get("pid") in pids for h in p.get("pids", [])):
+    for p in got:
+        if "pids" in p and any(h.get("pid") in pids for h in p["pids"]) or \
+           "pids" not in p and p.get("id") not in before:
             ns += p.get("run_time_ns", 0)
             n += 1
     return ns, n
@@ -81,17 +95,25 @@ def bpf_ns(pids):
 
 def main():
     args = sys.argv[1:]
-    out, stop_after = args[0], float(args[1])
-    sig, use_bpf = signal.SIGINT, False
-    i = 2
+    sig, use_bpf, win = signal.SIGINT, False, None
+    wcpu, bpf_win = [None, None], []
+    pos = []
+    i = 0
     while args[i] != "--":
         if args[i] == "--signal":
             sig = getattr(signal, "SIG" + args[i + 1])
             i += 1
         elif args[i] == "--bpf":
             use_bpf = True
+        elif args[i] == "--window":
+            win = [float(args[i + 1]), float(args[i + 2])]
+            i += 2
+        else:
+            pos.append(args[i])
         i += 1
+    out, stop_after = pos[0], float(pos[1])
     cmd = args[i + 1:]
+    before = {p.get("id") for p in (progs() or [])} if use_bpf else set()
     t0 = time.monotonic()
     child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     last, peak, root_hwm, bpf, nprogs, signalled = {}, 0, 0, None, 0, False
@@ -107,11 +129,16 @@ def main():
         for p, st in t.items():
             last[p] = st[1]
         peak = max(peak, sum(st[2] for st in t.values()))
+        for k in (0, 1):
+            if win and wcpu[k] is None and now - t0 >= win[k]:
+                wcpu[k] = (now, sum(st[1] for st in t.values()))
         root_hwm = max(root_hwm, hwm(child.pid))
         if use_bpf and (now >= next_bpf or now - t0 >= stop_after) and not signalled:
-            got, n = bpf_ns(set(t))
+            got, n = bpf_ns(set(t), before)
             if got is not None and n:
                 bpf, nprogs = got, n
+                if win and win[0] <= now - t0 <= win[1]:
+                    bpf_win.append((now, got))
             next_bpf = now + 1
         if now - t0 >= stop_after and not signalled:
             os.killpg(child.pid, sig)
@@ -124,6 +151,12 @@ def main():
     res = {"cpu_s": round(cpu, 3), "peak_rss_kb": max(peak, root_hwm),
            "bpf_ns": bpf, "bpf_progs": nprogs, "wall_s": round(time.monotonic() - t0, 3),
            "rc": status}
+    if wcpu[0] and wcpu[1]:
+        res["window_cpu_s"] = round(wcpu[1][1] - wcpu[0][1], 3)
+        res["window_s"] = round(wcpu[1][0] - wcpu[0][0], 3)
+    if len(bpf_win) > 1:
+        res["window_bpf_ns_per_s"] = (bpf_win[-1][1] - bpf_win[0][1]) / (
+            bpf_win[-1][0] - bpf_win[0][0])
     with open(out, "w") as f:
         json.dump(res, f)
 
