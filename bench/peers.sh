@@ -156,7 +156,8 @@ run() {	# tool hz rep: appends one JSON line to $T/runs.jsonl
 	start_mix "$SECS"
 	"$W/probe" >"$o/probe" &
 	local probe=$! t0 t1 fmt="" out="" only="" bytes=0 extra=0 meter=(python3 "$PEERS/meter.py"
-		"$o/meter.json" --window "$(echo "$SECS * 0.4" | bc)" "$(echo "$SECS * 0.95" | bc)")
+		"$o/meter.json" --window "$(awk -v s="$SECS" 'BEGIN {print s * 0.4}')" \
+		"$(awk -v s="$SECS" 'BEGIN {print s * 0.95}')")
 	t0=$(date +%s.%N)
 	case $tool in
 	none) "${meter[@]}" "$SECS" --bpf -- sleep "$SECS" ;;
@@ -173,7 +174,7 @@ run() {	# tool hz rep: appends one JSON line to $T/runs.jsonl
 		-reporter-interval 2s >"$o/otel.log" 2>&1 ;;
 	py-spy) "${meter[@]}" $((SECS + 60)) --bpf -- "$P/pyspy/bin/py-spy" record -r "$hz" \
 		-d "$SECS" -p "$(pid_of python)" -f raw -o "$o/pyspy.txt" >/dev/null 2>&1 ;;
-	rbspy) "${meter[@]}" $((SECS + 60)) --bpf -- "$P/cargo/bin/rbspy" record --silent \
+	rbspy) "${meter[@]}" $((SECS + 60)) --bpf -- "$P/rbspy/bin/rbspy" record --silent \
 		--pid "$(pid_of ruby)" --rate "$hz" --duration "$SECS" --format collapsed \
 		--file "$o/rbspy.txt" --raw-file "$o/rbspy.raw.gz" >/dev/null 2>&1 ;;
 	async-profiler)

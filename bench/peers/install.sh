@@ -4,7 +4,8 @@
 # committed; a second run finds them there and returns at once):
 #   py-spy          PyPI wheel (pip --target)          build/peers/pyspy/bin/py-spy
 #   async-profiler  Maven Central jar, its linux-x64 .so build/peers/async-profiler/libasyncProfiler.so
-#   rbspy           crates.io (cargo install; slow once) build/peers/cargo/bin/rbspy
+#   rbspy           crates.io (cargo install; slow once) build/peers/rbspy/bin/rbspy (where
+#                   bench/ruby.sh looks too)
 #   otel            the OpenTelemetry eBPF profiler from the Go module proxy, and
 #                   bench/peers/sink (its gRPC sink), built in build/peers/otel-build
 #   perf            Debian's linux-perf, already on the machine (scripts/deps)
@@ -42,9 +43,9 @@ asyncprof() {
 }
 
 rbspy() {
-	local bin=$P/cargo/bin/rbspy
+	local bin=$P/rbspy/bin/rbspy
 	[ -x "$bin" ] || CARGO_TARGET_DIR=$P/cargo-target timeout 3000 nice cargo install -q --locked \
-		--version "$RBSPY_VERSION" --root "$P/cargo" rbspy >"$P/logs/rbspy.log" 2>&1
+		--version "$RBSPY_VERSION" --root "$P/rbspy" rbspy >"$P/logs/rbspy.log" 2>&1
 	[ -x "$bin" ] && ok rbspy "$bin" || no rbspy "cargo install failed (build/peers/logs/rbspy.log)"
 }
 
