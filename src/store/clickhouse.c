@@ -421,6 +421,9 @@ static void ch_close(struct store *st)
 {
 	struct ch_store *s = (struct ch_store *)st;
 
+	ch__batch_free(s->open);	/* no put is running: it was never joined */
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->sent);
 	ch__http_close(s);
 	free_values(s->frames);
 	free_values(s->stacks);
@@ -431,16 +434,72 @@ static void ch_close(struct store *st)
 	free(s);
 }
 
+/* Every call but put holds the store's lock throughout (put locks for itself). */
+#define LOCKED(call) do {				\
+		struct ch_store *s_ = (struct ch_store *)st;	\
+		pthread_mutex_lock(&s_->mu);		\
+		int ret_ = call;			\
+		pthread_mutex_unlock(&s_->mu);		\
+		return ret_;				\
+	} while (0)
+
+static int l_select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+		    struct profile *out, char *err, size_t errlen)
+{
+	LOCKED(ch__select(st, q, from, until, out, err, errlen));
+}
+
+static int l_select_tree(struct store *st, const struct store_query *q, int64_t from,
+			 int64_t until, struct store_tree *out, char *err, size_t errlen)
+{
+	LOCKED(ch__select_tree(st, q, from, until, out, err, errlen));
+}
+
+static int l_series(struct store *st, const struct store_query *q, int64_t from, int64_t until,
+		    struct store_series *out, char *err, size_t errlen)
+{
+	LOCKED(ch__series(st, q, from, until, out, err, errlen));
+}
+
+static int l_label_names(struct store *st, const struct store_query *q, int64_t from,
+			 int64_t until, char ***out, size_t *n, char *err, size_t errlen)
+{
+	LOCKED(ch__label_names(st, q, from, until, out, n, err, errlen));
+}
+
+static int l_label_values(struct store *st, const struct store_query *q, const char *name,
+			  int64_t from, int64_t until, char ***out, size_t *n, char *err,
+			  size_t errlen)
+{
+	LOCKED(ch__label_values(st, q, name, from, until, out, n, err, errlen));
+}
+
+static int l_services(struct store *st, struct store_service **out, size_t *n, char *err,
+		      size_t errlen)
+{
+	LOCKED(ch__services(st, out, n, err, errlen));
+}
+
+static int l_retain(struct store *st, int64_t before, char *err, size_t errlen)
+{
+	LOCKED(ch_retain(st, before, err, errlen));
+}
+
+static int l_stats(struct store *st, struct store_stats *out, char *err, size_t errlen)
+{
+	LOCKED(ch_stats(st, out, err, errlen));
+}
+
 static const struct store_ops clickhouse_ops = {
 	.put = ch__put,
-	.select = ch__select,
-	.select_tree = ch__select_tree,
-	.series = ch__series,
-	.label_names = ch__label_names,
-	.label_values = ch__label_values,
-	.services = ch__services,
-	.retain = ch_retain,
-	.stats = ch_stats,
+	.select = l_select,
+	.select_tree = l_select_tree,
+	.series = l_series,
+	.label_names = l_label_names,
+	.label_values = l_label_values,
+	.services = l_services,
+	.retain = l_retain,
+	.stats = l_stats,
 	.close = ch_close,
 };
 
@@ -454,6 +513,9 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 
 	s->base.ops = &clickhouse_ops;
 	s->base.generation = 1;
+	s->base.concurrent_puts = true;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->sent, NULL);
 	s->base.resolution = ch_level_step[0];
 	if (opts)
 		s->base.opts = *opts;

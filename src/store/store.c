@@ -223,13 +223,22 @@ void store__close(struct store *s)
 
 int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen)
 {
-	s->generation++;
-	return s->ops->put(s, put, err, errlen);
+	/* bumped after too: a put that runs beside a query may land after the query read the
+	 * generation, and the query's result must not outlive it */
+	__atomic_fetch_add(&s->generation, 1, __ATOMIC_SEQ_CST);
+	int ret = s->ops->put(s, put, err, errlen);
+	__atomic_fetch_add(&s->generation, 1, __ATOMIC_SEQ_CST);
+	return ret;
+}
+
+bool store__concurrent_puts(const struct store *s)
+{
+	return s->concurrent_puts;
 }
 
 uint64_t store__generation(const struct store *s)
 {
-	return s->generation;
+	return __atomic_load_n(&s->generation, __ATOMIC_SEQ_CST);
 }
 
 void store_tree_init(struct store_tree *t)
@@ -313,7 +322,7 @@ void store__free_services(struct store_service *v, size_t n)
 
 int store__retain(struct store *s, int64_t before, char *err, size_t errlen)
 {
-	s->generation++;
+	__atomic_fetch_add(&s->generation, 1, __ATOMIC_SEQ_CST);
 	return s->ops->retain(s, before, err, errlen);
 }
 
