@@ -2,7 +2,8 @@
  * that answers the schema's queries and records every INSERT): puts that arrive while a
  * batch is on the network share the next batch's INSERTs, each put returns only after
  * its batch was acknowledged, and a batch ClickHouse refuses fails every put of it and
- * leaves nothing in the caches (the same put sends its stacks again). */
+ * leaves nothing in the caches (the same put sends its stacks again); and the schema's
+ * column codecs follow the server's version. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,8 +36,11 @@ static struct {
 	bool refuse;		/* answer samples INSERTs with an error */
 	int samples, stacks;	/* INSERTs received */
 	int last_rows;		/* sample rows of the last samples INSERT */
+	const char *version;	/* what SELECT version() answers */
+	char schema;		/* the schema version it says the database has */
+	struct strbuf ddl;	/* every statement but INSERTs, one a line */
 } fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, 0, false, false, false,
-	   0, 0, 0 };
+	   0, 0, 0, "18.16.1", CH_SCHEMA_VERSION, STRBUF_INIT };
 
 static void inflate_body(const char *in, size_t len, struct strbuf *out)
 {
@@ -106,6 +110,10 @@ static void *serve_conn(void *arg)
 		bool samples = strstr(in.buf, "INSERT%20INTO%20samples") && strstr(in.buf, "INSERT%20INTO%20samples") < end;
 		bool stacks = strstr(in.buf, "INSERT%20INTO%20stacks") && strstr(in.buf, "INSERT%20INTO%20stacks") < end;
 		pthread_mutex_lock(&fake.mu);
+		const char *version = fake.version;
+		char schema = fake.schema;
+		if (!strstr(in.buf, "query=INSERT") || strstr(in.buf, "query=INSERT") > end)
+			strbuf_addf(&fake.ddl, "%s\n", sql.buf);
 		fake.stacks += stacks;
 		bool refuse = samples && fake.refuse;
 		if (samples) {
@@ -124,9 +132,11 @@ static void *serve_conn(void *arg)
 			static const char msg[] = "Code: 241, e.displayText() = DB::Exception: out of memory";
 			reply(fd, 500, msg, sizeof(msg) - 1);
 		} else if (!strncmp(sql.buf, "SELECT version()", 16)) {
-			reply(fd, 200, "18.16.1\n", 8);
+			char v[32];
+			int vn = snprintf(v, sizeof(v), "%s\n", version);
+			reply(fd, 200, v, (size_t)vn);
 		} else if (strstr(sql.buf, "max(version)) FROM kiln_schema")) {
-			char v[8] = { CH_SCHEMA_VERSION };
+			char v[8] = { schema };
 			reply(fd, 200, v, sizeof(v));
 		} else {
 			reply(fd, 200, "", 0);
@@ -321,10 +331,53 @@ static void test_group_commit(void **state)
 	store__close(s);
 }
 
+/* The schema a database gets: column codecs from ClickHouse 20 on (18.16 has none, and
+ * refuses the syntax), the same columns either way. KILN_DUMP_DDL=FILE writes the
+ * statements for 26.9 there (to try them on a real server). */
+static void test_codecs(void **state)
+{
+	static const char *const versions[] = { "18.16.1", "26.9.2.1" };
+	char loc[64], err[256];
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_lock(&fake.mu);
+		fake.version = versions[i];
+		fake.schema = 0;	/* a new database */
+		strbuf_reset(&fake.ddl);
+		pthread_mutex_unlock(&fake.mu);
+		snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/k%d", fake.port, i);
+		struct store *s = store__open(loc, NULL, err, sizeof(err));
+		assert_non_null(s);
+		store__close(s);
+		pthread_mutex_lock(&fake.mu);
+		const char *ddl = fake.ddl.buf;
+		assert_non_null(strstr(ddl, "CREATE TABLE IF NOT EXISTS samples (service String, series"
+					    " UInt64"));
+		assert_non_null(strstr(ddl, "CREATE TABLE IF NOT EXISTS fleet_1h (service String,"
+					    " ptype String, t UInt32"));
+		if (i == 0) {
+			assert_null(strstr(ddl, "CODEC"));
+		} else {
+			assert_non_null(strstr(ddl, "stack UInt64 CODEC(ZSTD(3)), count UInt64 CODEC(T64,"
+						    " ZSTD(1)), ptype String) ENGINE = MergeTree()"));
+			assert_non_null(strstr(ddl, "frames Array(UInt64) CODEC(ZSTD(3))"));
+			const char *dump = getenv("KILN_DUMP_DDL");
+			FILE *f = dump ? fopen(dump, "w") : NULL;
+			if (f) {
+				fputs(ddl, f);
+				fclose(f);
+			}
+		}
+		pthread_mutex_unlock(&fake.mu);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_commit),
+		cmocka_unit_test(test_codecs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
