@@ -33,89 +33,88 @@ static int row_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* The dictionary entries one put uses, found before it takes the store's lock: its
- * frames (id -> name, borrowed from the profile) and stacks (id -> struct ch_stack *,
- * owned until given to the batch). */
+/* What one put uses of the dictionaries, found before it takes the store's lock: its
+ * distinct stacks (id -> 1 + the index of a profile stack that has it) and the ids of
+ * the profile's frame names (memo[f], valid where known[f]). */
 struct uses {
-	struct hashmap *frames, *stacks;
+	struct hashmap *stacks;
+	uint64_t *memo;
+	uint8_t *known;
 };
 
-static uint64_t frame_id(const struct profile *p, uint32_t f, uint64_t *memo, uint8_t *known,
-			 struct uses *u)
+static uint64_t frame_id(const struct profile *p, uint32_t f, struct uses *u)
 {
-	if (known[f])
-		return memo[f];
+	if (u->known[f])
+		return u->memo[f];
 	const char *name = profile__name(p, f);
 	uint64_t id = ch__frame_id(name, strlen(name));
-	bool created;
 
-	memo[f] = id;
-	known[f] = 1;
-	void **slot = hashmap__insert(u->frames, &id, sizeof(id), &created);
-	if (created)
-		*slot = (void *)name;
+	u->memo[f] = id;
+	u->known[f] = 1;
 	return id;
 }
 
-static void use_stack(uint64_t id, const uint64_t *frames, uint32_t depth, struct uses *u)
+/* The frame ids of profile stack i as stored (its first `skip` frames dropped, cut at
+ * STORE_MAX_DEPTH) into path; returns the depth. */
+static uint32_t stack_path(const struct store_put *put, size_t i, struct uses *u, uint64_t *path)
 {
-	bool created;
-	void **slot = hashmap__insert(u->stacks, &id, sizeof(id), &created);
+	struct profile_stack ps = profile__stack(put->profile, i);
+	uint32_t depth = 0;
 
-	if (!created)
-		return;
-	struct ch_stack *st = xmalloc(sizeof(*st) + depth * sizeof(st->frames[0]));
-	st->depth = depth;
-	memcpy(st->frames, frames, depth * sizeof(st->frames[0]));
-	*slot = st;
+	for (uint32_t j = put->skip; j < ps.depth && depth < STORE_MAX_DEPTH; j++)
+		path[depth++] = frame_id(put->profile, ps.frames[j], u);
+	return depth;
 }
 
-/* Adds to batch b the frames and stacks of u that are neither stored nor in b (s->mu
- * held); the stacks added change owner. */
-static void add_dictionary(struct ch_store *s, struct ch_batch *b, struct uses *u)
+/* Adds to batch b the stacks of u, and their frames, that are neither stored nor in b
+ * (s->mu held). A stack known is never looked into: its frames went in before it. */
+static void add_dictionary(struct ch_store *s, struct ch_batch *b, const struct store_put *put,
+			   struct uses *u)
 {
 	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	uint64_t *path = NULL;
 	const void *key;
 	void **slot;
 	void *v;
 	bool created;
 
-	while (hashmap__next(u->frames, &it, &key, NULL, &v)) {
-		uint64_t id;
-		memcpy(&id, key, sizeof(id));
-		if (ch__frame_known(s, b, id))
-			continue;
-		slot = hashmap__insert(b->frames_new, &id, sizeof(id), &created);
-		*slot = xstrdup(v);
-		rb_u64(&b->frames, id);
-		rb_str(&b->frames, v, strlen(v));
-	}
-	it = (struct hashmap_iter)HASHMAP_ITER_INIT;
 	while (hashmap__next(u->stacks, &it, &key, NULL, &v)) {
 		uint64_t id;
-		struct ch_stack *st = v;
 		memcpy(&id, key, sizeof(id));
 		if (ch__stack_known(s, b, id))
 			continue;
+		if (!path)
+			path = xmalloc(STORE_MAX_DEPTH * sizeof(*path));
+		size_t i = (size_t)(uintptr_t)v - 1;
+		struct profile_stack ps = profile__stack(put->profile, i);
+		uint32_t depth = stack_path(put, i, u, path);
+		for (uint32_t k = 0; k < depth; k++) {
+			if (ch__frame_known(s, b, path[k]))
+				continue;
+			const char *name = profile__name(put->profile, ps.frames[put->skip + k]);
+			slot = hashmap__insert(b->frames_new, &path[k], sizeof(path[k]), &created);
+			*slot = xstrdup(name);
+			rb_u64(&b->frames, path[k]);
+			rb_str(&b->frames, name, strlen(name));
+		}
+		struct ch_stack *st = xmalloc(sizeof(*st) + depth * sizeof(st->frames[0]));
+		st->depth = depth;
+		memcpy(st->frames, path, depth * sizeof(st->frames[0]));
 		slot = hashmap__insert(b->stacks_new, &id, sizeof(id), &created);
 		*slot = st;
-		*hashmap__find(u->stacks, &id, sizeof(id)) = NULL;
 		rb_u64(&b->stacks, id);
-		rb_varint(&b->stacks, st->depth);
-		for (uint32_t i = 0; i < st->depth; i++)
-			rb_u64(&b->stacks, st->frames[i]);
+		rb_varint(&b->stacks, depth);
+		for (uint32_t k = 0; k < depth; k++)
+			rb_u64(&b->stacks, path[k]);
 	}
+	free(path);
 }
 
 static void free_uses(struct uses *u)
 {
-	struct hashmap_iter it = HASHMAP_ITER_INIT;
-	void *v;
-
-	while (hashmap__next(u->stacks, &it, NULL, NULL, &v))
-		free(v);
 	hashmap__free(u->stacks);
-	hashmap__free(u->frames);
+	free(u->memo);
+	free(u->known);
 }
 
 /* The default type of service as this server knows it: stored, or about to be (in the
@@ -266,15 +265,14 @@ static ssize_t prepare(const struct store_put *put, struct uses *u, struct ch_ro
 		       char *err, size_t errlen)
 {
 	const struct profile *p = put->profile;
-	size_t nr_names = profile__nr_names(p), nr_stacks = profile__nr_stacks(p), nrows = 0;
-	uint64_t *memo = xcalloc(nr_names ? nr_names : 1, sizeof(*memo));
-	uint8_t *known = xcalloc(nr_names ? nr_names : 1, 1);
+	size_t nr_stacks = profile__nr_stacks(p), nrows = 0;
 	uint64_t *path = xmalloc(STORE_MAX_DEPTH * sizeof(*path));
 	ssize_t ret = 0;
+	bool created;
 
 	for (size_t i = 0; i < nr_stacks; i++) {
 		struct profile_stack ps = profile__stack(p, i);
-		uint32_t si = put->stack_series ? put->stack_series[i] : 0, depth = 0;
+		uint32_t si = put->stack_series ? put->stack_series[i] : 0;
 		uint64_t value = ps.values[put->type_index];
 
 		if (ps.depth <= put->skip || !value)
@@ -284,14 +282,12 @@ static ssize_t prepare(const struct store_put *put, struct uses *u, struct ch_ro
 			ret = -EINVAL;
 			break;
 		}
-		for (uint32_t j = put->skip; j < ps.depth && depth < STORE_MAX_DEPTH; j++)
-			path[depth++] = frame_id(p, ps.frames[j], memo, known, u);
-		uint64_t id = ch__stack_id(path, depth);
-		use_stack(id, path, depth, u);
+		uint64_t id = ch__stack_id(path, stack_path(put, i, u, path));
+		void **slot = hashmap__insert(u->stacks, &id, sizeof(id), &created);
+		if (created)
+			*slot = (void *)(uintptr_t)(i + 1);
 		rows[nrows++] = (struct ch_row){ si, id, value };
 	}
-	free(memo);
-	free(known);
 	free(path);
 	if (ret)
 		return ret;
@@ -310,7 +306,9 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 {
 	struct ch_store *s = (struct ch_store *)st;
 	size_t nr_stacks = profile__nr_stacks(put->profile);
-	struct uses u = { hashmap__new(), hashmap__new() };
+	size_t nr_names = profile__nr_names(put->profile);
+	struct uses u = { hashmap__new(), xcalloc(nr_names ? nr_names : 1, sizeof(uint64_t)),
+			  xcalloc(nr_names ? nr_names : 1, 1) };
 	struct ch_row *rows = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*rows));
 	uint64_t *ids = xcalloc(put->nr_series ? put->nr_series : 1, sizeof(*ids));
 	const char *type = NULL;
@@ -335,7 +333,7 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 		goto out;
 	}
 	/* everything below only appends to b: a put either joins it whole or not at all */
-	add_dictionary(s, b, &u);
+	add_dictionary(s, b, put, &u);
 	series_rows(s, b, put, type, ids);
 	sample_rows(b, put, type, ids, rows, (size_t)nrows,
 		    (uint32_t)floor_to(put->from, ch_level_step[0]));
