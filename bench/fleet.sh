@@ -11,6 +11,9 @@
 # Defaults are the issue's fleet, 1000 hosts x 24 h x 300 rows (432M rows): far too long
 # for a shared machine; pass a smaller one (e.g. 50 4 300) and say so beside the figures.
 # CH_ZSTD=1 has the ClickHouse servers compress parts with zstd (a server setting).
+# BENCH_THREADS=N puts each interval's uploads from N threads at once (as N HTTP workers
+# of one kiln server would; ClickHouse groups them into shared INSERTs); FLEET_INGEST_ONLY=1
+# stops each backend after its ingest figures (no merging, no queries).
 # FLEET_BACKENDS picks what runs (default "sqlite one cluster"). FLEET_REPLICATE=N then
 # copies the one-node store's sample rows N-1 times under other series ids inside
 # ClickHouse (INSERT ... SELECT, rollups included), a fleet N times the size without N
@@ -19,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts=${1:-1000} hours=${2:-24} rows=${3:-300}
 make -s all
-pkgs="libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash"
+pkgs="libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf re2"
 cc -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Isrc $(pkg-config --cflags $pkgs) -include src/util/banned.h \
 	-o build/bench-server bench/server.c build/libkiln.a $(pkg-config --libs $pkgs) -lstdc++ -lpthread -lm
 
@@ -52,6 +55,9 @@ optimize() {
 	echo "disk after merging: $(echo "scale=2; $bytes / $rows" | bc) bytes per stored stack sample ($bytes bytes, $rows raw rows incl. hour and day rollups, frames, stacks, series)   target <= 10"
 	for n in "$@"; do
 		ch_query "$n" "SELECT table, sum(rows), sum(bytes_on_disk) FROM system.parts WHERE active AND database = '$db' GROUP BY table ORDER BY table FORMAT TSV" | sed "s/^/    $n: /"
+		# where the bytes of the sample tables go, per column (compressed bytes per row)
+		ch_query "$n" "SELECT table, column, round(sum(column_data_compressed_bytes) / sum(rows), 2) FROM system.parts_columns WHERE active AND database = '$db' AND table LIKE 'samples%' GROUP BY table, column ORDER BY table, column FORMAT TSV" |
+			awk -v n="$n" '$1 != t { if (t != "") print line; t = $1; line = "    " n ": " t " B/row:" } { line = line " " $2 " " $3 } END { if (t != "") print line }'
 	done
 }
 
@@ -70,6 +76,8 @@ c0=$(ch_cpu one)
 loc="clickhouse://127.0.0.1:$CH_HTTP_one/fleet"
 nice build/bench-server "$loc" "$hosts" "$hours" "$rows"
 echo "clickhouse server CPU: $(echo "$(ch_cpu one) - $c0" | bc) s (ingest and queries)"
+[ -n "${FLEET_INGEST_ONLY:-}" ] && ch_stop one
+if [ -z "${FLEET_INGEST_ONLY:-}" ]; then
 optimize fleet "" one
 nice build/bench-server "$loc" 0 "$hours" "$rows" | grep '^query'
 n=${FLEET_REPLICATE:-1}
@@ -86,6 +94,7 @@ if [ "$n" -gt 1 ]; then
 fi
 ch_stop one
 fi
+fi
 
 [[ " $backends " == *" cluster "* ]] || exit 0
 echo "== ClickHouse, two shards (Distributed tables), one kiln server"
@@ -93,5 +102,6 @@ ch_cluster s1 s2 fleet
 c0=$(ch_cpu s1 s2)
 nice build/bench-server "$CH_CLUSTER_URL" "$hosts" "$hours" "$rows"
 echo "clickhouse servers' CPU: $(echo "$(ch_cpu s1 s2) - $c0" | bc) s (ingest and queries)"
+[ -n "${FLEET_INGEST_ONLY:-}" ] && exit 0
 optimize fleet _local s1 s2
 nice build/bench-server "$CH_CLUSTER_URL" 0 "$hours" "$rows" | grep '^query'

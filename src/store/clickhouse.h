@@ -57,7 +57,16 @@
  * on a shard or not. When ClickHouse is unreachable calls fail with -EAGAIN (the server
  * answers uploads with 503) and the next call tries again: there is no state to rebuild.
  *
- * Threads: a store is not thread-safe (one curl handle, caches): the caller serializes. */
+ * Group commit (store/clickhouse_batch.c): puts from several threads share INSERTs. A put
+ * adds its rows to the open batch and waits; the put that finds no batch on the network
+ * sends it (one INSERT per table for all its puts) and every put of it returns when it
+ * was acknowledged, or fails with its error. So the durability above holds per put, a
+ * failed batch fails all its puts, and N concurrent uploads cost about one round of
+ * inserts instead of N.
+ *
+ * Threads: store__put may be called from any thread, beside any other call
+ * (store__concurrent_puts is true); every other call takes the store's lock for its whole
+ * duration, as a caller's serializing would. */
 #ifndef KILN_STORE_CLICKHOUSE_H
 #define KILN_STORE_CLICKHOUSE_H
 

@@ -356,7 +356,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 int ch__http_open(struct ch_store *s, char *err, size_t errlen)
 {
 	s->curl = curl_easy_init();
-	if (!s->curl) {
+	s->wcurl = curl_easy_init();
+	if (!s->curl || !s->wcurl) {
 		errmsg(err, errlen, "failed to open clickhouse '%s': curl_easy_init failed", s->name);
 		return -ENOMEM;
 	}
@@ -367,7 +368,9 @@ void ch__http_close(struct ch_store *s)
 {
 	if (s->curl)
 		curl_easy_cleanup(s->curl);
-	s->curl = NULL;
+	if (s->wcurl)
+		curl_easy_cleanup(s->wcurl);
+	s->curl = s->wcurl = NULL;
 }
 
 /* True for ClickHouse's error codes that say "later": a shard unreachable (210 network
@@ -384,11 +387,11 @@ static bool transient(const char *msg)
 	return false;
 }
 
-/* One attempt on host h. Returns 0, -EAGAIN (not reachable) or -EIO. */
-static int request_one(struct ch_store *s, size_t h, const char *sql, const struct strbuf *body,
-		       struct strbuf *out, const char *what, char *err, size_t errlen)
+/* One attempt on host h with handle c. Returns 0, -EAGAIN (not reachable) or -EIO. */
+static int request_one(struct ch_store *s, CURL *c, size_t h, const char *sql,
+		       const struct strbuf *body, struct strbuf *out, const char *what, char *err,
+		       size_t errlen)
 {
-	CURL *c = s->curl;
 	struct strbuf url = STRBUF_INIT, reply = STRBUF_INIT, gz = STRBUF_INIT;
 	struct curl_slist *hdr = NULL;
 	char *q = NULL;
@@ -466,22 +469,30 @@ static int request_one(struct ch_store *s, size_t h, const char *sql, const stru
 	return ret;
 }
 
-int ch__request(struct ch_store *s, size_t host, const char *sql, const struct strbuf *body,
-		struct strbuf *out, const char *what, char *err, size_t errlen)
+int ch__request_on(struct ch_store *s, void *curl, size_t host, const char *sql,
+		   const struct strbuf *body, struct strbuf *out, const char *what, char *err,
+		   size_t errlen)
 {
 	size_t start = out ? out->len : 0;
 	int ret = -EAGAIN;
 
 	if (host != SIZE_MAX)
-		return request_one(s, host, sql, body, out, what, err, errlen);
+		return request_one(s, curl, host, sql, body, out, what, err, errlen);
 	/* On a cluster every host has the Distributed tables: any reachable one will do. */
+	size_t first = __atomic_load_n(&s->host, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < s->loc.nr_hosts && ret == -EAGAIN; i++) {
-		size_t h = (s->host + i) % s->loc.nr_hosts;
+		size_t h = (first + i) % s->loc.nr_hosts;
 		if (out)
 			strbuf_setlen(out, start);
-		ret = request_one(s, h, sql, body, out, what, err, errlen);
+		ret = request_one(s, curl, h, sql, body, out, what, err, errlen);
 		if (ret != -EAGAIN)
-			s->host = h;
+			__atomic_store_n(&s->host, h, __ATOMIC_RELAXED);
 	}
 	return ret;
+}
+
+int ch__request(struct ch_store *s, size_t host, const char *sql, const struct strbuf *body,
+		struct strbuf *out, const char *what, char *err, size_t errlen)
+{
+	return ch__request_on(s, s->curl, host, sql, body, out, what, err, errlen);
 }

@@ -4,6 +4,7 @@
 #ifndef KILN_STORE_CLICKHOUSE_INT_H
 #define KILN_STORE_CLICKHOUSE_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,11 +51,29 @@ struct ch_seen {
 	uint64_t meta;		/* hash of units, spy name, rate */
 };
 
+/* A group commit (clickhouse_batch.c): the rows of every put that joined it, sent as one
+ * INSERT per table. Its maps are what those puts add to the caches once ClickHouse
+ * acknowledged the batch; puts that join later look them up too, so a frame or stack new
+ * to several puts of one batch is sent once. */
+struct ch_batch {
+	struct strbuf frames, stacks, series, samples;	/* RowBinary rows */
+	struct hashmap *frames_new;	/* id -> char * name (owned) */
+	struct hashmap *stacks_new;	/* id -> struct ch_stack * (owned) */
+	struct hashmap *seen_new;	/* series id -> struct ch_seen * (owned) */
+	struct hashmap *types_new;	/* service -> char * its default type (owned) */
+	size_t puts;		/* puts that joined */
+	size_t waiting;		/* of them, not yet returned */
+	bool done;		/* sent: ret and err say how it went */
+	int ret;
+	char err[256];
+};
+
 struct ch_store {
 	struct store base;
 	struct ch_location loc;
-	void *curl;		/* CURL * */
-	size_t host;		/* the host requests go to first */
+	void *curl;		/* CURL * of every call but the batches' inserts */
+	void *wcurl;		/* CURL * of the batch being sent (one at a time) */
+	size_t host;		/* the host requests go to first (atomic) */
 	char *name;		/* the location without the password, for messages */
 	bool ready;		/* the schema is there */
 	char version[32];	/* ClickHouse's version() */
@@ -63,6 +82,14 @@ struct ch_store {
 	struct hashmap *stacks;	/* id -> struct ch_stack * */
 	struct hashmap *seen;	/* series id -> struct ch_seen * */
 	struct hashmap *types;	/* service -> char * its default profile type */
+
+	/* mu guards everything above and the batches; reads, retention and stats hold it
+	 * for their whole call, a put only while it adds its rows to the open batch and
+	 * when the batch's answer comes back, never while a batch is on the network */
+	pthread_mutex_t mu;
+	pthread_cond_t sent;	/* a batch was sent, or sending became free */
+	struct ch_batch *open;	/* the batch puts join now (NULL: none yet) */
+	struct ch_batch *sending;	/* the batch on the network (NULL: none) */
 };
 
 extern const int64_t ch_level_step[CH_NR_LEVELS];
@@ -118,6 +145,10 @@ void ch__gzip(struct strbuf *out, const void *data, size_t len);
  * message in err). */
 int ch__request(struct ch_store *s, size_t host, const char *sql, const struct strbuf *body,
 		struct strbuf *out, const char *what, char *err, size_t errlen);
+/* The same on the curl handle curl (a CURL *): what the batch's sender uses, without mu. */
+int ch__request_on(struct ch_store *s, void *curl, size_t host, const char *sql,
+		   const struct strbuf *body, struct strbuf *out, const char *what, char *err,
+		   size_t errlen);
 /* Opens and closes the curl handle of s. */
 int ch__http_open(struct ch_store *s, char *err, size_t errlen);
 void ch__http_close(struct ch_store *s);
@@ -136,6 +167,20 @@ void ch__free_series(struct ch_series *v, size_t n);
  * the service has none (after ch__load_series named it). */
 const char *ch__default_type(struct ch_store *s, const char *service);
 void ch__set_default_type(struct ch_store *s, const char *service, const char *type);
+
+/* The open batch of s, made when there is none (s->mu held). */
+struct ch_batch *ch__batch_open(struct ch_store *s);
+/* Has the put that just added its rows to b (the open batch, s->mu held) wait until b was
+ * sent, sending it itself when no batch is on the network: one INSERT per table for every
+ * put of b, the caches updated only after ClickHouse acknowledged them all. Returns b's
+ * result (0, or the negative errno of its failed insert with the message in err), the
+ * same for every put of b; frees b after the last of them. */
+int ch__batch_commit(struct ch_store *s, struct ch_batch *b, char *err, size_t errlen);
+/* Frees a batch nobody waits for (at close). Accepts NULL. */
+void ch__batch_free(struct ch_batch *b);
+/* Whether frame / stack id is known to be stored, or will be with the batch b. */
+bool ch__frame_known(struct ch_store *s, const struct ch_batch *b, uint64_t id);
+bool ch__stack_known(struct ch_store *s, const struct ch_batch *b, uint64_t id);
 
 int ch__put(struct store *st, const struct store_put *put, char *err, size_t errlen);
 int ch__select(struct store *st, const struct store_query *q, int64_t from, int64_t until,

@@ -1,12 +1,15 @@
-/* The ClickHouse backend's writes. One upload is at most four INSERTs in RowBinary, in an
- * order that keeps every reader consistent: new frames, new stacks, series rows, then the
- * sample rows (a reader that sees a sample can always resolve its stack). Nothing enters
- * the caches until ClickHouse acknowledged it, so a failed put is simply repeated. */
+/* The ClickHouse backend's writes. A put hashes its frames and stacks without the store's
+ * lock, then adds its rows to the open batch (clickhouse_batch.c), which goes out as at
+ * most four INSERTs in RowBinary, in an order that keeps every reader consistent: new
+ * frames, new stacks, series rows, then the sample rows (a reader that sees a sample can
+ * always resolve its stack). Nothing enters the caches until ClickHouse acknowledged it,
+ * so a failed put is simply repeated. */
 #include "store/clickhouse_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <xxhash.h>
 
@@ -30,94 +33,109 @@ static int row_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* New dictionary entries of one put, inserted before its samples, cached after. */
-struct pending {
-	struct strbuf frames, stacks;	/* RowBinary rows */
-	struct hashmap *new_frames;	/* id -> name (borrowed from the profile) */
-	struct hashmap *new_stacks;	/* id -> struct ch_stack * (owned until cached) */
+/* What one put uses of the dictionaries, found before it takes the store's lock: its
+ * distinct stacks (id -> 1 + the index of a profile stack that has it) and the ids of
+ * the profile's frame names (memo[f], valid where known[f]). */
+struct uses {
+	struct hashmap *stacks;
+	uint64_t *memo;
+	uint8_t *known;
 };
 
-static uint64_t frame_id(struct ch_store *s, const struct profile *p, uint32_t f,
-			 uint64_t *memo, uint8_t *known, struct pending *pd)
+static uint64_t frame_id(const struct profile *p, uint32_t f, struct uses *u)
 {
-	if (known[f])
-		return memo[f];
+	if (u->known[f])
+		return u->memo[f];
 	const char *name = profile__name(p, f);
-	size_t len = strlen(name);
-	uint64_t id = ch__frame_id(name, len);
-	bool created;
+	uint64_t id = ch__frame_id(name, strlen(name));
 
-	memo[f] = id;
-	known[f] = 1;
-	if (!hashmap__find(s->frames, &id, sizeof(id))) {
-		void **slot = hashmap__insert(pd->new_frames, &id, sizeof(id), &created);
-		if (created) {
-			*slot = (void *)name;
-			rb_u64(&pd->frames, id);
-			rb_str(&pd->frames, name, len);
-		}
-	}
+	u->memo[f] = id;
+	u->known[f] = 1;
 	return id;
 }
 
-static void want_stack(struct ch_store *s, uint64_t id, const uint64_t *frames, uint32_t depth,
-		       struct pending *pd)
+/* The frame ids of profile stack i as stored (its first `skip` frames dropped, cut at
+ * STORE_MAX_DEPTH) into path; returns the depth. */
+static uint32_t stack_path(const struct store_put *put, size_t i, struct uses *u, uint64_t *path)
 {
+	struct profile_stack ps = profile__stack(put->profile, i);
+	uint32_t depth = 0;
+
+	for (uint32_t j = put->skip; j < ps.depth && depth < STORE_MAX_DEPTH; j++)
+		path[depth++] = frame_id(put->profile, ps.frames[j], u);
+	return depth;
+}
+
+/* Adds to batch b the stacks of u, and their frames, that are neither stored nor in b
+ * (s->mu held). A stack known is never looked into: its frames went in before it. */
+static void add_dictionary(struct ch_store *s, struct ch_batch *b, const struct store_put *put,
+			   struct uses *u)
+{
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	uint64_t *path = NULL;
+	const void *key;
+	void **slot;
+	void *v;
 	bool created;
+
+	while (hashmap__next(u->stacks, &it, &key, NULL, &v)) {
+		uint64_t id;
+		memcpy(&id, key, sizeof(id));
+		if (ch__stack_known(s, b, id))
+			continue;
+		if (!path)
+			path = xmalloc(STORE_MAX_DEPTH * sizeof(*path));
+		size_t i = (size_t)(uintptr_t)v - 1;
+		struct profile_stack ps = profile__stack(put->profile, i);
+		uint32_t depth = stack_path(put, i, u, path);
+		for (uint32_t k = 0; k < depth; k++) {
+			if (ch__frame_known(s, b, path[k]))
+				continue;
+			const char *name = profile__name(put->profile, ps.frames[put->skip + k]);
+			slot = hashmap__insert(b->frames_new, &path[k], sizeof(path[k]), &created);
+			*slot = xstrdup(name);
+			rb_u64(&b->frames, path[k]);
+			rb_str(&b->frames, name, strlen(name));
+		}
+		struct ch_stack *st = xmalloc(sizeof(*st) + depth * sizeof(st->frames[0]));
+		st->depth = depth;
+		memcpy(st->frames, path, depth * sizeof(st->frames[0]));
+		slot = hashmap__insert(b->stacks_new, &id, sizeof(id), &created);
+		*slot = st;
+		rb_u64(&b->stacks, id);
+		rb_varint(&b->stacks, depth);
+		for (uint32_t k = 0; k < depth; k++)
+			rb_u64(&b->stacks, path[k]);
+	}
+	free(path);
+}
+
+static void free_uses(struct uses *u)
+{
+	hashmap__free(u->stacks);
+	free(u->memo);
+	free(u->known);
+}
+
+/* The default type of service as this server knows it: stored, or about to be (in the
+ * open batch b or the one being sent). NULL when unknown. */
+static const char *known_type(struct ch_store *s, const struct ch_batch *b, const char *service)
+{
+	const char *type = ch__default_type(s, service);
 	void **slot;
 
-	if (hashmap__find(s->stacks, &id, sizeof(id)))
-		return;
-	slot = hashmap__insert(pd->new_stacks, &id, sizeof(id), &created);
-	if (!created)
-		return;
-	struct ch_stack *st = xmalloc(sizeof(*st) + depth * sizeof(st->frames[0]));
-	st->depth = depth;
-	memcpy(st->frames, frames, depth * sizeof(st->frames[0]));
-	*slot = st;
-	rb_u64(&pd->stacks, id);
-	rb_varint(&pd->stacks, depth);
-	for (uint32_t i = 0; i < depth; i++)
-		rb_u64(&pd->stacks, frames[i]);
-}
-
-/* Moves every entry of from into the cache to (values change owner; names are copied
- * when copy_names). */
-static void adopt(struct hashmap *to, struct hashmap *from, bool copy_names)
-{
-	struct hashmap_iter it = HASHMAP_ITER_INIT;
-	const void *key;
-	size_t len;
-	void *v;
-	bool created;
-
-	while (hashmap__next(from, &it, &key, &len, &v)) {
-		void **slot = hashmap__insert(to, key, len, &created);
-		if (created)
-			*slot = copy_names ? xstrdup(v) : v;
-		else if (!copy_names)
-			free(v);
-	}
-	hashmap__clear(from);
-}
-
-static void free_pending(struct pending *pd)
-{
-	struct hashmap_iter it = HASHMAP_ITER_INIT;
-	void *v;
-
-	while (hashmap__next(pd->new_stacks, &it, NULL, NULL, &v))
-		free(v);
-	hashmap__free(pd->new_stacks);
-	hashmap__free(pd->new_frames);
-	strbuf_release(&pd->frames);
-	strbuf_release(&pd->stacks);
+	if (!type && (slot = hashmap__find(b->types_new, service, strlen(service))))
+		type = *slot;
+	if (!type && s->sending &&
+	    (slot = hashmap__find(s->sending->types_new, service, strlen(service))))
+		type = *slot;
+	return type;
 }
 
 /* The profile type a put stores: its own, else the service's first (asking ClickHouse
  * when this server has not seen the service), else CPU samples. */
-static int put_type(struct ch_store *s, const struct store_put *put, const char **type,
-		    char *err, size_t errlen)
+static int put_type(struct ch_store *s, const struct ch_batch *b, const struct store_put *put,
+		    const char **type, char *err, size_t errlen)
 {
 	struct ch_series *v;
 	size_t n;
@@ -126,19 +144,18 @@ static int put_type(struct ch_store *s, const struct store_put *put, const char 
 	*type = put->profile_type;
 	if (*type)
 		return 0;
-	*type = ch__default_type(s, put->service);
+	*type = known_type(s, b, put->service);
 	if (*type)
 		return 0;
 	ret = ch__load_series(s, &put->service, 1, 0, &v, &n, err, errlen);
 	if (ret)
 		return ret;
 	ch__free_series(v, n);
-	*type = ch__default_type(s, put->service);
+	*type = known_type(s, b, put->service);
 	if (!*type)
 		*type = PTYPE_CPU_SAMPLES;
 	return 0;
 }
-
 static uint64_t meta_hash(const struct store_put *put)
 {
 	struct strbuf b = STRBUF_INIT;
@@ -151,11 +168,14 @@ static uint64_t meta_hash(const struct store_put *put)
 	return h;
 }
 
-/* Appends the series rows this put must write (new series, a range grown by more than
- * the slack, new metadata) and sets ids[i]. */
-static void series_rows(struct ch_store *s, const struct store_put *put, const char *type,
-			uint64_t *ids, struct strbuf *rows, struct ch_seen *seen)
+/* Appends to b the series rows this put must write (new series, a range grown by more
+ * than the slack, new metadata), noting them in b->seen_new, and sets ids[i]. */
+static void series_rows(struct ch_store *s, struct ch_batch *b, const struct store_put *put,
+			const char *type, uint64_t *ids)
 {
+	struct strbuf *rows = &b->series;
+	struct ch_seen seen;
+	bool created;
 	struct strbuf key = STRBUF_INIT;
 	uint64_t meta = meta_hash(put);
 	struct timespec ts;
@@ -166,24 +186,28 @@ static void series_rows(struct ch_store *s, const struct store_put *put, const c
 		strbuf_reset(&key);
 		ch__labels_key(&key, &put->series[i]);
 		ids[i] = ch__series_id(put->service, type, key.buf);
-		void **slot = hashmap__find(s->seen, &ids[i], sizeof(ids[i]));
+		void **slot = hashmap__find(b->seen_new, &ids[i], sizeof(ids[i]));
+		if (!slot)
+			slot = hashmap__find(s->seen, &ids[i], sizeof(ids[i]));
 		struct ch_seen *old = slot ? *slot : NULL;
-		seen[i] = (struct ch_seen){ put->from, put->until, meta };
 		if (old && old->first <= put->from && put->until <= old->last + CH_SERIES_SLACK &&
-		    old->meta == meta) {
-			seen[i] = *old;
+		    old->meta == meta)
 			continue;
-		}
+		seen = (struct ch_seen){ put->from, put->until, meta };
 		if (old) {
-			seen[i].first = old->first < put->from ? old->first : put->from;
-			seen[i].last = old->last > put->until ? old->last : put->until;
+			seen.first = old->first < put->from ? old->first : put->from;
+			seen.last = old->last > put->until ? old->last : put->until;
 		}
+		slot = hashmap__insert(b->seen_new, &ids[i], sizeof(ids[i]), &created);
+		if (created)
+			*slot = xmalloc(sizeof(struct ch_seen));
+		*(struct ch_seen *)*slot = seen;
 		rb_str(rows, put->service, strlen(put->service));
 		rb_u64(rows, ids[i]);
 		rb_str(rows, type, strlen(type));
 		rb_str(rows, key.buf, key.len);
-		rb_u64(rows, (uint64_t)seen[i].first);
-		rb_u64(rows, (uint64_t)seen[i].last);
+		rb_u64(rows, (uint64_t)seen.first);
+		rb_u64(rows, (uint64_t)seen.last);
 		rb_str(rows, put->units ? put->units : "", put->units ? strlen(put->units) : 0);
 		rb_str(rows, put->spy_name ? put->spy_name : "",
 		       put->spy_name ? strlen(put->spy_name) : 0);
@@ -221,32 +245,34 @@ static int validate(const struct store_put *put, char *err, size_t errlen)
 	return 0;
 }
 
-int ch__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+/* The put's sample rows as RowBinary in b (series ids ids, time bucket t). */
+static void sample_rows(struct ch_batch *b, const struct store_put *put, const char *type,
+			const uint64_t *ids, const struct ch_row *rows, size_t nrows, uint32_t t)
 {
-	struct ch_store *s = (struct ch_store *)st;
-	const struct profile *p = put->profile;
-	size_t nr_names = profile__nr_names(p), nr_stacks = profile__nr_stacks(p), nrows = 0;
-	struct pending pd = { STRBUF_INIT, STRBUF_INIT, hashmap__new(), hashmap__new() };
-	struct strbuf series = STRBUF_INIT, samples = STRBUF_INIT;
-	uint64_t *memo = xcalloc(nr_names ? nr_names : 1, sizeof(*memo));
-	uint8_t *known = xcalloc(nr_names ? nr_names : 1, 1);
-	uint64_t *ids = xcalloc(put->nr_series, sizeof(*ids));
-	struct ch_seen *seen = xcalloc(put->nr_series, sizeof(*seen));
-	struct ch_row *rows = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*rows));
-	uint64_t *path = xmalloc(STORE_MAX_DEPTH * sizeof(*path));
-	const char *type = NULL;
-	char *owned = NULL;
-	int ret = validate(put, err, errlen);
+	for (size_t i = 0; i < nrows; i++) {
+		rb_str(&b->samples, put->service, strlen(put->service));
+		rb_u64(&b->samples, ids[rows[i].series]);
+		rb_u32(&b->samples, t);
+		rb_u64(&b->samples, rows[i].stack);
+		rb_u64(&b->samples, rows[i].count);
+		rb_str(&b->samples, type, strlen(type));
+	}
+}
 
-	if (!ret)
-		ret = ch__ensure(s, err, errlen);
-	if (!ret)
-		ret = put_type(s, put, &type, err, errlen);
-	if (!ret)
-		type = owned = xstrdup(type);
-	for (size_t i = 0; !ret && i < nr_stacks; i++) {
+/* Hashes the put's frames and stacks into u and rows (merged by series and stack, sorted):
+ * the work that needs no lock. Returns the number of rows, or -EINVAL. */
+static ssize_t prepare(const struct store_put *put, struct uses *u, struct ch_row *rows,
+		       char *err, size_t errlen)
+{
+	const struct profile *p = put->profile;
+	size_t nr_stacks = profile__nr_stacks(p), nrows = 0;
+	uint64_t *path = xmalloc(STORE_MAX_DEPTH * sizeof(*path));
+	ssize_t ret = 0;
+	bool created;
+
+	for (size_t i = 0; i < nr_stacks; i++) {
 		struct profile_stack ps = profile__stack(p, i);
-		uint32_t si = put->stack_series ? put->stack_series[i] : 0, depth = 0;
+		uint32_t si = put->stack_series ? put->stack_series[i] : 0;
 		uint64_t value = ps.values[put->type_index];
 
 		if (ps.depth <= put->skip || !value)
@@ -256,66 +282,72 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 			ret = -EINVAL;
 			break;
 		}
-		for (uint32_t j = put->skip; j < ps.depth && depth < STORE_MAX_DEPTH; j++)
-			path[depth++] = frame_id(s, p, ps.frames[j], memo, known, &pd);
-		uint64_t id = ch__stack_id(path, depth);
-		want_stack(s, id, path, depth, &pd);
+		uint64_t id = ch__stack_id(path, stack_path(put, i, u, path));
+		void **slot = hashmap__insert(u->stacks, &id, sizeof(id), &created);
+		if (created)
+			*slot = (void *)(uintptr_t)(i + 1);
 		rows[nrows++] = (struct ch_row){ si, id, value };
 	}
-	if (ret)
-		goto out;
-	series_rows(s, put, type, ids, &series, seen);
-	qsort(rows, nrows, sizeof(*rows), row_cmp);
-	uint32_t t = (uint32_t)floor_to(put->from, ch_level_step[0]);
-	for (size_t i = 0; i < nrows;) {
-		size_t j = i + 1;
-		uint64_t count = rows[i].count;
-		for (; j < nrows && !row_cmp(&rows[i], &rows[j]); j++)
-			count += rows[j].count;
-		rb_str(&samples, put->service, strlen(put->service));
-		rb_u64(&samples, ids[rows[i].series]);
-		rb_u32(&samples, t);
-		rb_u64(&samples, rows[i].stack);
-		rb_u64(&samples, count);
-		rb_str(&samples, type, strlen(type));
-		i = j;
-	}
-	if (pd.frames.len)
-		ret = ch__request(s, SIZE_MAX, "INSERT INTO frames FORMAT RowBinary", &pd.frames, NULL,
-				  "insert frames", err, errlen);
-	if (!ret && pd.stacks.len)
-		ret = ch__request(s, SIZE_MAX, "INSERT INTO stacks FORMAT RowBinary", &pd.stacks, NULL,
-				  "insert stacks", err, errlen);
-	if (!ret && series.len)
-		ret = ch__request(s, SIZE_MAX, "INSERT INTO series_in FORMAT RowBinary", &series, NULL,
-				  "insert series", err, errlen);
-	if (!ret && samples.len)
-		ret = ch__request(s, SIZE_MAX, "INSERT INTO samples FORMAT RowBinary", &samples, NULL,
-				  "insert samples", err, errlen);
-	if (ret)
-		goto out;
-	/* acknowledged: now the caches may say so */
-	adopt(s->frames, pd.new_frames, true);
-	adopt(s->stacks, pd.new_stacks, false);
-	for (size_t i = 0; i < put->nr_series; i++) {
-		bool created;
-		void **slot = hashmap__insert(s->seen, &ids[i], sizeof(ids[i]), &created);
-		if (created)
-			*slot = xmalloc(sizeof(struct ch_seen));
-		*(struct ch_seen *)*slot = seen[i];
-	}
-	if (!ch__default_type(s, put->service))
-		ch__set_default_type(s, put->service, type);
-out:
-	free_pending(&pd);
-	strbuf_release(&series);
-	strbuf_release(&samples);
-	free(memo);
-	free(known);
-	free(ids);
-	free(seen);
-	free(rows);
 	free(path);
-	free(owned);
+	if (ret)
+		return ret;
+	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	size_t n = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		if (n && !row_cmp(&rows[n - 1], &rows[i]))
+			rows[n - 1].count += rows[i].count;
+		else
+			rows[n++] = rows[i];
+	}
+	return (ssize_t)n;
+}
+
+int ch__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+{
+	struct ch_store *s = (struct ch_store *)st;
+	size_t nr_stacks = profile__nr_stacks(put->profile);
+	size_t nr_names = profile__nr_names(put->profile);
+	struct uses u = { hashmap__new(), xcalloc(nr_names ? nr_names : 1, sizeof(uint64_t)),
+			  xcalloc(nr_names ? nr_names : 1, 1) };
+	struct ch_row *rows = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*rows));
+	uint64_t *ids = xcalloc(put->nr_series ? put->nr_series : 1, sizeof(*ids));
+	const char *type = NULL;
+	ssize_t nrows = 0;
+	int ret = validate(put, err, errlen);
+
+	if (!ret)
+		nrows = prepare(put, &u, rows, err, errlen);
+	if (nrows < 0)
+		ret = (int)nrows;
+	if (ret)
+		goto out;
+	pthread_mutex_lock(&s->mu);
+	struct ch_batch *b = NULL;
+	ret = ch__ensure(s, err, errlen);
+	if (!ret) {
+		b = ch__batch_open(s);
+		ret = put_type(s, b, put, &type, err, errlen);
+	}
+	if (ret) {
+		pthread_mutex_unlock(&s->mu);
+		goto out;
+	}
+	/* everything below only appends to b: a put either joins it whole or not at all */
+	add_dictionary(s, b, put, &u);
+	series_rows(s, b, put, type, ids);
+	sample_rows(b, put, type, ids, rows, (size_t)nrows,
+		    (uint32_t)floor_to(put->from, ch_level_step[0]));
+	if (!known_type(s, b, put->service)) {
+		bool created;
+		void **slot = hashmap__insert(b->types_new, put->service, strlen(put->service),
+					      &created);
+		*slot = xstrdup(type);
+	}
+	ret = ch__batch_commit(s, b, err, errlen);
+	pthread_mutex_unlock(&s->mu);
+out:
+	free_uses(&u);
+	free(rows);
+	free(ids);
 	return ret;
 }

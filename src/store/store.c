@@ -233,6 +233,11 @@ int store__put(struct store *s, const struct store_put *put, char *err, size_t e
 	return ret;
 }
 
+bool store__concurrent_puts(const struct store *s)
+{
+	return s->concurrent_puts;
+}
+
 uint64_t store__generation(const struct store *s)
 {
 	return __atomic_load_n(&s->generation, __ATOMIC_SEQ_CST);

@@ -185,6 +185,7 @@ struct store {
 	const struct store_ops *ops;
 	struct store_options opts;
 	uint64_t generation;	/* bumped by every put and retain: see store__generation */
+	bool concurrent_puts;	/* put may run in any thread beside every other call */
 	int64_t resolution;	/* finest time step kept, seconds (> 0): see store__resolution */
 	bool concurrent_reads;	/* see store__concurrent_reads */
 };
@@ -223,6 +224,9 @@ void store__close(struct store *s);
 
 /* Stores one upload atomically: when this returns 0 the data survives a crash. */
 int store__put(struct store *s, const struct store_put *put, char *err, size_t errlen);
+/* True when the backend lets store__put run in several threads at once and beside every
+ * other call (it locks what it shares): a caller need not serialize its puts. */
+bool store__concurrent_puts(const struct store *s);
 /* Adds to out the merged stacks of every series of q's service matching q, whose rows lie
  * in [from, until); an empty out takes the sample type of the type selected (see
  * ptype__apply). Returns 0 (also when nothing matched), or a negative errno. */

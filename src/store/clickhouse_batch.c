@@ -1,0 +1,181 @@
+/* The ClickHouse backend's group commit. Puts do not each send their own INSERTs: each
+ * adds its rows to the open batch and waits; whichever put finds no batch on the network
+ * sends the open one (one INSERT per table, in the order clickhouse_write.c explains),
+ * without the store's lock, while the next batch fills with the puts that arrive
+ * meanwhile. So the uploads of N server threads cost one round of inserts, not N, and the
+ * lock is held only for in-memory work.
+ *
+ * Durability is unchanged: no put returns before ClickHouse acknowledged every insert of
+ * its batch; a batch that fails fails every put of it (each answers 503 or 500, and the
+ * agents resend), and nothing of it enters the caches. */
+#include "store/clickhouse_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+struct ch_batch *ch__batch_open(struct ch_store *s)
+{
+	if (s->open)
+		return s->open;
+	struct ch_batch *b = xcalloc(1, sizeof(*b));
+	strbuf_init(&b->frames, 0);
+	strbuf_init(&b->stacks, 0);
+	strbuf_init(&b->series, 0);
+	strbuf_init(&b->samples, 0);
+	b->frames_new = hashmap__new();
+	b->stacks_new = hashmap__new();
+	b->seen_new = hashmap__new();
+	b->types_new = hashmap__new();
+	s->open = b;
+	return b;
+}
+
+static void free_values(struct hashmap *m)
+{
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	void *v;
+
+	while (m && hashmap__next(m, &it, NULL, NULL, &v))
+		free(v);
+	hashmap__free(m);
+}
+
+void ch__batch_free(struct ch_batch *b)
+{
+	if (!b)
+		return;
+	strbuf_release(&b->frames);
+	strbuf_release(&b->stacks);
+	strbuf_release(&b->series);
+	strbuf_release(&b->samples);
+	free_values(b->frames_new);
+	free_values(b->stacks_new);
+	free_values(b->seen_new);
+	free_values(b->types_new);
+	free(b);
+}
+
+bool ch__frame_known(struct ch_store *s, const struct ch_batch *b, uint64_t id)
+{
+	return hashmap__find(s->frames, &id, sizeof(id)) ||
+	       (b && hashmap__find(b->frames_new, &id, sizeof(id)));
+}
+
+bool ch__stack_known(struct ch_store *s, const struct ch_batch *b, uint64_t id)
+{
+	return hashmap__find(s->stacks, &id, sizeof(id)) ||
+	       (b && hashmap__find(b->stacks_new, &id, sizeof(id)));
+}
+
+/* Moves every entry of from into the cache to, the cache's entry kept when it has one. */
+static void adopt(struct hashmap *to, struct hashmap *from)
+{
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	const void *key;
+	size_t len;
+	void *v;
+	bool created;
+
+	while (hashmap__next(from, &it, &key, &len, &v)) {
+		void **slot = hashmap__insert(to, key, len, &created);
+		if (created)
+			*slot = v;
+		else
+			free(v);
+	}
+	hashmap__clear(from);
+}
+
+/* What b's puts wrote of their series, merged into the cache (widest range known). */
+static void adopt_seen(struct ch_store *s, struct ch_batch *b)
+{
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	const void *key;
+	size_t len;
+	void *v;
+	bool created;
+
+	while (hashmap__next(b->seen_new, &it, &key, &len, &v)) {
+		struct ch_seen *n = v;
+		void **slot = hashmap__insert(s->seen, key, len, &created);
+		if (created) {
+			*slot = n;
+			continue;
+		}
+		struct ch_seen *o = *slot;
+		o->first = o->first < n->first ? o->first : n->first;
+		o->last = o->last > n->last ? o->last : n->last;
+		o->meta = n->meta;
+		free(n);
+	}
+	hashmap__clear(b->seen_new);
+}
+
+/* Sends b: its inserts in order, each only when it has rows. Called without s->mu (b is
+ * not changed by anyone while it is s->sending). */
+static int send_batch(struct ch_store *s, struct ch_batch *b, char *err, size_t errlen)
+{
+	static const struct {
+		size_t off;
+		const char *sql, *what;
+	} ins[] = {
+		{ offsetof(struct ch_batch, frames), "INSERT INTO frames FORMAT RowBinary",
+		  "insert frames" },
+		{ offsetof(struct ch_batch, stacks), "INSERT INTO stacks FORMAT RowBinary",
+		  "insert stacks" },
+		{ offsetof(struct ch_batch, series), "INSERT INTO series_in FORMAT RowBinary",
+		  "insert series" },
+		{ offsetof(struct ch_batch, samples), "INSERT INTO samples FORMAT RowBinary",
+		  "insert samples" },
+	};
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < sizeof(ins) / sizeof(ins[0]); i++) {
+		const struct strbuf *rows = (const struct strbuf *)((const char *)b + ins[i].off);
+		if (rows->len)
+			ret = ch__request_on(s, s->wcurl, SIZE_MAX, ins[i].sql, rows, NULL,
+					     ins[i].what, err, errlen);
+	}
+	return ret;
+}
+
+int ch__batch_commit(struct ch_store *s, struct ch_batch *b, char *err, size_t errlen)
+{
+	int ret;
+
+	b->puts++;
+	b->waiting++;
+	while (!b->done) {
+		if (s->sending || s->open != b) {
+			pthread_cond_wait(&s->sent, &s->mu);
+			continue;
+		}
+		/* nothing on the network: this put sends b, the puts after it open the next */
+		s->open = NULL;
+		s->sending = b;
+		pthread_mutex_unlock(&s->mu);
+		ret = send_batch(s, b, b->err, sizeof(b->err));
+		pthread_mutex_lock(&s->mu);
+		if (!ret) {
+			adopt(s->frames, b->frames_new);
+			adopt(s->stacks, b->stacks_new);
+			adopt(s->types, b->types_new);
+			adopt_seen(s, b);
+		} else if (b->puts > 1) {
+			log_warn("%s (%zu uploads of one batch)", b->err, b->puts);
+		}
+		b->ret = ret;
+		b->done = true;
+		s->sending = NULL;
+		pthread_cond_broadcast(&s->sent);
+	}
+	ret = b->ret;
+	if (ret)
+		errmsg(err, errlen, "%s", b->err);
+	if (!--b->waiting)
+		ch__batch_free(b);
+	return ret;
+}

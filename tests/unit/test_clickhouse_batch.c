@@ -1,0 +1,383 @@
+/* store/clickhouse's group commit against a fake ClickHouse (an HTTP server in this test
+ * that answers the schema's queries and records every INSERT): puts that arrive while a
+ * batch is on the network share the next batch's INSERTs, each put returns only after
+ * its batch was acknowledged, and a batch ClickHouse refuses fails every put of it and
+ * leaves nothing in the caches (the same put sends its stacks again); and the schema's
+ * column codecs follow the server's version. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "profile/profile.h"
+#include "store/clickhouse_int.h"
+
+/* The fake server's state, guarded by mu. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int listener;
+	uint16_t port;
+	bool hold;		/* hold the next samples INSERT until released */
+	bool held;		/* one is held now */
+	bool refuse;		/* answer samples INSERTs with an error */
+	int samples, stacks;	/* INSERTs received */
+	int last_rows;		/* sample rows of the last samples INSERT */
+	const char *version;	/* what SELECT version() answers */
+	char schema;		/* the schema version it says the database has */
+	struct strbuf ddl;	/* every statement but INSERTs, one a line */
+} fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, 0, false, false, false,
+	   0, 0, 0, "18.16.1", CH_SCHEMA_VERSION, STRBUF_INIT };
+
+static void inflate_body(const char *in, size_t len, struct strbuf *out)
+{
+	z_stream z;
+	char buf[65536];
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = (Bytef *)buf;
+		z.avail_out = sizeof(buf);
+		rc = inflate(&z, Z_NO_FLUSH);
+		strbuf_add(out, buf, sizeof(buf) - z.avail_out);
+	} while (rc == Z_OK);
+	inflateEnd(&z);
+}
+
+/* Occurrences of the RowBinary string "app.cpu" (a sample row's service) in b. */
+static int count_rows(const struct strbuf *b)
+{
+	int n = 0;
+
+	for (size_t i = 0; i + 8 <= b->len; i++)
+		n += !memcmp(b->buf + i, "\x07" "app.cpu", 8);
+	return n;
+}
+
+static void reply(int fd, int status, const char *body, size_t len)
+{
+	char head[128];
+	int n = snprintf(head, sizeof(head), "HTTP/1.1 %d X\r\nContent-Length: %zu\r\n\r\n",
+			 status, len);
+	assert_int_equal(write(fd, head, (size_t)n), n);
+	if (len)
+		assert_int_equal(write(fd, body, len), (ssize_t)len);
+}
+
+/* One connection: requests one after another (curl keeps it alive). */
+static void *serve_conn(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct strbuf in = STRBUF_INIT, sql = STRBUF_INIT;
+	char buf[65536];
+	ssize_t n;
+
+	for (;;) {
+		char *end;
+		while (!(end = strstr(in.buf, "\r\n\r\n"))) {
+			if ((n = read(fd, buf, sizeof(buf))) <= 0)
+				goto out;
+			strbuf_add(&in, buf, (size_t)n);
+		}
+		size_t head = (size_t)(end + 4 - in.buf), len = 0;
+		const char *cl = strcasestr(in.buf, "Content-Length:");
+		if (cl && cl < end)
+			len = strtoul(cl + 15, NULL, 10);
+		while (in.len < head + len) {
+			if ((n = read(fd, buf, sizeof(buf))) <= 0)
+				goto out;
+			strbuf_add(&in, buf, (size_t)n);
+		}
+		strbuf_reset(&sql);
+		inflate_body(in.buf + head, len, &sql);
+		bool samples = strstr(in.buf, "INSERT%20INTO%20samples") && strstr(in.buf, "INSERT%20INTO%20samples") < end;
+		bool stacks = strstr(in.buf, "INSERT%20INTO%20stacks") && strstr(in.buf, "INSERT%20INTO%20stacks") < end;
+		pthread_mutex_lock(&fake.mu);
+		const char *version = fake.version;
+		char schema = fake.schema;
+		if (!strstr(in.buf, "query=INSERT") || strstr(in.buf, "query=INSERT") > end)
+			strbuf_addf(&fake.ddl, "%s\n", sql.buf);
+		fake.stacks += stacks;
+		bool refuse = samples && fake.refuse;
+		if (samples) {
+			fake.samples++;
+			fake.last_rows = count_rows(&sql);
+			if (fake.hold) {
+				fake.hold = false;
+				fake.held = true;
+				pthread_cond_broadcast(&fake.cond);
+				while (fake.held)
+					pthread_cond_wait(&fake.cond, &fake.mu);
+			}
+		}
+		pthread_mutex_unlock(&fake.mu);
+		if (refuse) {
+			static const char msg[] = "Code: 241, e.displayText() = DB::Exception: out of memory";
+			reply(fd, 500, msg, sizeof(msg) - 1);
+		} else if (!strncmp(sql.buf, "SELECT version()", 16)) {
+			char v[32];
+			int vn = snprintf(v, sizeof(v), "%s\n", version);
+			reply(fd, 200, v, (size_t)vn);
+		} else if (strstr(sql.buf, "max(version)) FROM kiln_schema")) {
+			char v[8] = { schema };
+			reply(fd, 200, v, sizeof(v));
+		} else {
+			reply(fd, 200, "", 0);
+		}
+		size_t used = head + len;
+		memmove(in.buf, in.buf + used, in.len - used);
+		strbuf_setlen(&in, in.len - used);
+	}
+out:
+	close(fd);
+	strbuf_release(&in);
+	strbuf_release(&sql);
+	return NULL;
+}
+
+static void *accept_loop(void *arg)
+{
+	int fd;
+
+	(void)arg;
+	while ((fd = accept(fake.listener, NULL, NULL)) >= 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, serve_conn, (void *)(intptr_t)fd);
+		pthread_detach(t);
+	}
+	return NULL;
+}
+
+static void fake_start(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	pthread_t t;
+
+	fake.listener = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fake.listener >= 0);
+	assert_int_equal(bind(fake.listener, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fake.listener, 64), 0);
+	assert_int_equal(getsockname(fake.listener, (struct sockaddr *)&a, &len), 0);
+	fake.port = ntohs(a.sin_port);
+	pthread_create(&t, NULL, accept_loop, NULL);
+	pthread_detach(t);
+}
+
+/* Waits (at most 30 s: a bound, not a measurement) until cond() holds, checking it under
+ * lock every millisecond. */
+static bool wait_for(bool (*cond)(void *), void *arg, pthread_mutex_t *lock)
+{
+	for (int i = 0; i < 30000; i++) {
+		pthread_mutex_lock(lock);
+		bool ok = cond(arg);
+		pthread_mutex_unlock(lock);
+		if (ok)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static bool is_held(void *arg)
+{
+	(void)arg;
+	return fake.held;
+}
+
+struct joiners {
+	struct ch_store *s;
+	size_t want;
+};
+
+static bool joined(void *arg)
+{
+	struct joiners *j = arg;
+	return j->s->open && j->s->open->puts == j->want;
+}
+
+static void release(void)
+{
+	pthread_mutex_lock(&fake.mu);
+	fake.held = false;
+	pthread_cond_broadcast(&fake.cond);
+	pthread_mutex_unlock(&fake.mu);
+}
+
+struct putter {
+	struct store *s;
+	int id, ret;
+	char err[256];
+	pthread_t t;
+};
+
+/* One put of two stacks: one of its own ("main;p<id>") and one common to all. */
+static void *put_one(void *arg)
+{
+	struct putter *p = arg;
+	struct profile *prof = profile__new();
+	char own[32];
+	struct labels l;
+
+	snprintf(own, sizeof(own), "p%d", p->id);
+	const char *a[] = { "main", own }, *b[] = { "main", "common" };
+	profile__add_names(prof, a, 2, 1);
+	profile__add_names(prof, b, 2, 1);
+	labels_init(&l);
+	labels__set(&l, "host", own);
+	struct store_put put = { .profile_type = "process_cpu:samples:count::", .service = "app.cpu",
+				 .from = 1000000, .until = 1000010, .profile = prof, .series = &l,
+				 .nr_series = 1 };
+	p->ret = store__put(p->s, &put, p->err, sizeof(p->err));
+	labels_release(&l);
+	profile__free(prof);
+	return NULL;
+}
+
+/* A put held on the network, n more that arrive meanwhile (all joined to the open batch
+ * before it is released), then everyone's results. */
+static void held_round(struct store *st, struct putter *first, struct putter *more, size_t n)
+{
+	struct ch_store *s = (struct ch_store *)st;
+	struct joiners j = { s, n };
+
+	pthread_mutex_lock(&fake.mu);
+	fake.hold = true;
+	pthread_mutex_unlock(&fake.mu);
+	pthread_create(&first->t, NULL, put_one, first);
+	assert_true(wait_for(is_held, NULL, &fake.mu));
+	for (size_t i = 0; i < n; i++)
+		pthread_create(&more[i].t, NULL, put_one, &more[i]);
+	assert_true(wait_for(joined, &j, &s->mu));
+	release();
+	pthread_join(first->t, NULL);
+	for (size_t i = 0; i < n; i++)
+		pthread_join(more[i].t, NULL);
+}
+
+static void test_group_commit(void **state)
+{
+	struct putter first = { 0 }, more[4] = { 0 }, again = { 0 };
+	char loc[64], err[256];
+
+	(void)state;
+	fake_start();
+	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
+	struct store *s = store__open(loc, NULL, err, sizeof(err));
+	assert_non_null(s);
+	assert_true(store__concurrent_puts(s));
+	struct ch_store *cs = (struct ch_store *)s;
+
+	/* four puts behind a held one: one more samples INSERT, of all their rows */
+	first = (struct putter){ .s = s, .id = 0 };
+	for (int i = 0; i < 4; i++)
+		more[i] = (struct putter){ .s = s, .id = 1 + i };
+	held_round(s, &first, more, 4);
+	assert_int_equal(first.ret, 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(more[i].ret, 0);
+	assert_int_equal(fake.samples, 2);
+	assert_int_equal(fake.last_rows, 8);
+	assert_int_equal(fake.stacks, 2);
+	assert_int_equal(hashmap__count(cs->stacks), 6);	/* common + p0..p4 */
+	assert_null(cs->open);
+
+	/* a refused batch fails every put of it, and caches none of its stacks */
+	pthread_mutex_lock(&fake.mu);
+	fake.refuse = true;
+	pthread_mutex_unlock(&fake.mu);
+	first = (struct putter){ .s = s, .id = 10 };
+	for (int i = 0; i < 4; i++)
+		more[i] = (struct putter){ .s = s, .id = 11 + i };
+	held_round(s, &first, more, 4);
+	assert_int_equal(first.ret, -EIO);
+	assert_non_null(strstr(first.err, "out of memory"));
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(more[i].ret, -EIO);
+		assert_non_null(strstr(more[i].err, "failed to insert samples"));
+	}
+	assert_int_equal(fake.samples, 4);
+	assert_int_equal(fake.stacks, 4);
+	assert_int_equal(hashmap__count(cs->stacks), 6);
+
+	/* the same put again: its stack is sent again, and now stays */
+	pthread_mutex_lock(&fake.mu);
+	fake.refuse = false;
+	pthread_mutex_unlock(&fake.mu);
+	again = (struct putter){ .s = s, .id = 10 };
+	put_one(&again);
+	assert_int_equal(again.ret, 0);
+	assert_int_equal(fake.stacks, 5);
+	assert_int_equal(fake.samples, 5);
+	assert_int_equal(fake.last_rows, 2);
+	assert_int_equal(hashmap__count(cs->stacks), 7);
+	store__close(s);
+}
+
+/* The schema a database gets: column codecs from ClickHouse 20 on (18.16 has none, and
+ * refuses the syntax), the same columns either way. KILN_DUMP_DDL=FILE writes the
+ * statements for 26.9 there (to try them on a real server). */
+static void test_codecs(void **state)
+{
+	static const char *const versions[] = { "18.16.1", "26.9.2.1" };
+	char loc[64], err[256];
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_lock(&fake.mu);
+		fake.version = versions[i];
+		fake.schema = 0;	/* a new database */
+		strbuf_reset(&fake.ddl);
+		pthread_mutex_unlock(&fake.mu);
+		snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/k%d", fake.port, i);
+		struct store *s = store__open(loc, NULL, err, sizeof(err));
+		assert_non_null(s);
+		store__close(s);
+		pthread_mutex_lock(&fake.mu);
+		const char *ddl = fake.ddl.buf;
+		assert_non_null(strstr(ddl, "CREATE TABLE IF NOT EXISTS samples (service String, series"
+					    " UInt64"));
+		assert_non_null(strstr(ddl, "CREATE TABLE IF NOT EXISTS fleet_1h (service String,"
+					    " ptype String, t UInt32"));
+		if (i == 0) {
+			assert_null(strstr(ddl, "CODEC"));
+		} else {
+			assert_non_null(strstr(ddl, "stack UInt64 CODEC(ZSTD(3)), count UInt64 CODEC(T64,"
+						    " ZSTD(1)), ptype String) ENGINE = MergeTree()"));
+			assert_non_null(strstr(ddl, "frames Array(UInt64) CODEC(ZSTD(3))"));
+			const char *dump = getenv("KILN_DUMP_DDL");
+			FILE *f = dump ? fopen(dump, "w") : NULL;
+			if (f) {
+				fputs(ddl, f);
+				fclose(f);
+			}
+		}
+		pthread_mutex_unlock(&fake.mu);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_group_commit),
+		cmocka_unit_test(test_codecs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
