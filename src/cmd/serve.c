@@ -39,7 +39,7 @@ static void usage(FILE *f)
 		"  --tls-cert FILE, --tls-key FILE\n"
 		"                          serve HTTPS with this PEM certificate (chain) and key\n"
 		"  --max-body-bytes N      largest request body accepted (default %u)\n"
-		"  --threads N             HTTP worker threads (default 4)\n"
+		"  --threads N             HTTP worker threads, and as many query threads (default 4)\n"
 		"  --client-connections N  connections one client address may hold (default %u;\n"
 		"                          raise it behind a proxy that funnels many clients)\n"
 		"  --query-timeout S       a query's store read stops after S seconds: 503\n"
