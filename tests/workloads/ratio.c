@@ -1,6 +1,9 @@
 /* Known-answer workload: three leaf functions share the CPU 50/30/20 by work units.
  * Built with frame pointers and without tail calls (tests/workloads/lib.sh). Runs
- * argv[1] threads (default 2) until killed, or for argv[2] seconds. Every unit is the same loop, so time is proportional to units. */
+ * argv[1] threads (default 2) until killed, or for argv[2] seconds. Every unit is the same
+ * loop, so time is proportional to units. Each round's length is dithered (x1 to x2, the
+ * same factor for the three leaves), so that it cannot beat against the sampling timer's
+ * fixed period (see tests/workloads/deep.c). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -15,41 +18,49 @@ static void *volatile frame_sink;
 
 
 /* The leaves call no one: their own loop is the work. */
-static __attribute__((noinline)) void alpha(void)
+static __attribute__((noinline)) void alpha(unsigned long permille)
 {
-	unsigned long x = sink;
+	unsigned long x = sink, n = 5ul * UNIT * permille / 1000;
 
 	frame_sink = __builtin_frame_address(0);
-	for (unsigned long i = 0; i < 5ul * UNIT; i++)
+	for (unsigned long i = 0; i < n; i++)
 		x = x * 2862933555777941757ul + 3037000493ul;
 	sink = x;
 }
 
-static __attribute__((noinline)) void beta(void)
+static __attribute__((noinline)) void beta(unsigned long permille)
 {
-	unsigned long x = sink;
+	unsigned long x = sink, n = 3ul * UNIT * permille / 1000;
 
 	frame_sink = __builtin_frame_address(0);
-	for (unsigned long i = 0; i < 3ul * UNIT; i++)
+	for (unsigned long i = 0; i < n; i++)
 		x = x * 2862933555777941757ul + 3037000493ul;
 	sink = x;
 }
 
-static __attribute__((noinline)) void gamma_(void)
+static __attribute__((noinline)) void gamma_(unsigned long permille)
 {
-	unsigned long x = sink;
+	unsigned long x = sink, n = 2ul * UNIT * permille / 1000;
 
 	frame_sink = __builtin_frame_address(0);
-	for (unsigned long i = 0; i < 2ul * UNIT; i++)
+	for (unsigned long i = 0; i < n; i++)
 		x = x * 2862933555777941757ul + 3037000493ul;
 	sink = x;
 }
+
+static __thread unsigned long dither = 88172645463325252ul;	/* xorshift64 */
 
 static __attribute__((noinline)) void dispatch(void)
 {
-	alpha();
-	beta();
-	gamma_();
+	unsigned long permille;
+
+	dither ^= dither << 13;
+	dither ^= dither >> 7;
+	dither ^= dither << 17;
+	permille = 1000 + dither % 1000;
+	alpha(permille);
+	beta(permille);
+	gamma_(permille);
 }
 
 static time_t deadline;
