@@ -4,6 +4,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 NODE=$(command -v node || command -v nodejs) || skip "no node"
+# kiln has the layout of V8 11.3 (Node 20) only; another node gets a skip marker
+"$NODE" -e 'process.exit(process.versions.v8.startsWith("11.3.") ? 0 : 1)' ||
+	skip "kiln reads V8 11.3 (Node 20) only; this node is $("$NODE" --version), V8 $("$NODE" -p process.versions.v8)"
 "$KILN" record -o "$T/out" -d 8 -f 499 --no-flamegraph >"$T/record.log" 2>&1 & kpid=$!
 reap $kpid
 sleep 1.5
