@@ -13,8 +13,10 @@
 #include "util/strbuf.h"
 
 /* Pyroscope's profile types for a JFR (its jfr-parser's pprof builders), with the legacy
- * suffixes its v0.37 JFR ingestion named them by. The lock and park pairs share sample
- * type names in Pyroscope (contentions, delay); the profile model needs distinct ones. */
+ * suffixes kiln's services are named by (profile/ptype.c: those of the sample types;
+ * monitor contention is Pyroscope's "mutex", parking its "block", as for Go). The lock and
+ * park pairs share sample type names in Pyroscope (contentions, delay); the profile model
+ * needs distinct ones. */
 static const struct {
 	struct jfr_type_info info;
 	const char *type, *unit;
@@ -35,10 +37,10 @@ static const struct {
 	[JFR_OUTSIDE_BYTES] = { { "memory:alloc_outside_tlab_bytes:bytes:space:bytes",
 				  "alloc_outside_tlab_bytes", "bytes" },
 				"alloc_outside_tlab_bytes", "bytes" },
-	[JFR_LOCK_COUNT] = { { "mutex:contentions:count:mutex:count", "lock_count",
+	[JFR_LOCK_COUNT] = { { "mutex:contentions:count:mutex:count", "mutex_count",
 			       "lock_samples" },
 			     "contentions", "count" },
-	[JFR_LOCK_DURATION] = { { "mutex:delay:nanoseconds:mutex:count", "lock_duration",
+	[JFR_LOCK_DURATION] = { { "mutex:delay:nanoseconds:mutex:count", "mutex_duration",
 				  "lock_nanoseconds" },
 				"delay", "nanoseconds" },
 	[JFR_PARK_COUNT] = { { "block:contentions:count:block:count", "block_count",

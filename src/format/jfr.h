@@ -51,7 +51,7 @@ enum jfr_sample_type {
 
 /* What a sample type is stored as: its Pyroscope profile type id
  * ("memory:alloc_in_new_tlab_bytes:bytes:space:bytes"), its legacy service-name suffix
- * ("alloc_in_new_tlab_bytes", "lock_count", ...) and its render units. */
+ * ("alloc_in_new_tlab_bytes", "mutex_count", ...) and its render units. */
 struct jfr_type_info {
 	const char *id;
 	const char *suffix;
