@@ -88,6 +88,64 @@ struct parse {
 	struct strbuf a, b;
 };
 
+static bool all_digits(const char *s, const char *end)
+{
+	for (; s < end; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* After "$$Lambda": "$?[0-9]*[./](0x)?[0-9a-f]+" or "[0-9]+", to the end. */
+static bool lambda_tail(const char *s)
+{
+	const char *e = s + strlen(s), *p = s;
+
+	if (p < e && all_digits(p, e))
+		return true;
+	if (*p == '$')
+		p++;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p != '.' && *p != '/')
+		return false;
+	p++;
+	if (p[0] == '0' && p[1] == 'x')
+		p += 2;
+	if (!*p)
+		return false;
+	for (; *p; p++)
+		if (!is_hex(*p))
+			return false;
+	return true;
+}
+
+void jfr__merge_generated(struct strbuf *name)
+{
+	static const char acc[] = "jdk/internal/reflect/GeneratedMethodAccessor";
+	const size_t nacc = sizeof(acc) - 1;
+
+	if (name->len > nacc && !memcmp(name->buf, acc, nacc) &&
+	    all_digits(name->buf + nacc, name->buf + name->len)) {
+		strbuf_setlen(name, nacc);
+		strbuf_addch(name, '_');
+		return;
+	}
+	/* the last "$$Lambda" with a tail that matches, after at least one character */
+	for (size_t i = name->len >= 9 ? name->len - 8 : 0; i >= 1; i--) {
+		if (memcmp(name->buf + i, "$$Lambda", 8) || !lambda_tail(name->buf + i + 8))
+			continue;
+		strbuf_setlen(name, i + 8);
+		strbuf_addch(name, '_');
+		return;
+	}
+}
+
 /* The frame name of method key: "<class>.<method>". */
 static uint32_t method_frame(struct parse *ps, const struct jfr_field *mf, uint64_t key)
 {
@@ -110,6 +168,8 @@ static uint32_t method_frame(struct parse *ps, const struct jfr_field *mf, uint6
 			jfr__string(c, &cv[0], &ps->a, &null, 1);
 		jfr__string(c, &mv[1], &ps->b, &null, 1);
 	}
+	jfr__merge_generated(&ps->a);
+	jfr__merge_generated(&ps->b);
 	if (ps->a.len)
 		strbuf_addch(&ps->a, '.');
 	strbuf_add(&ps->a, ps->b.buf, ps->b.len);

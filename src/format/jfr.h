@@ -20,7 +20,8 @@
  *     duration in nanoseconds (JFR ticks converted with the chunk's ticks per second).
  * Stacks are resolved through the stackTrace, method, class and symbol pools, root first,
  * each frame named "<class>.<method>" with the class in the JVM's internal form
- * ("java/lang/Thread.run"), the method's name alone when its class has no name. An
+ * ("java/lang/Thread.run"), the method's name alone when its class has no name, generated
+ * names merged as Pyroscope merges them (jfr__merge_generated). An
  * event's async-profiler context id ("contextId") is looked up in the labels snapshot
  * (jfr__parse_labels) and its labels become the stack's label set.
  *
@@ -33,6 +34,7 @@
 #include <stdint.h>
 
 #include "profile/profile.h"
+#include "util/strbuf.h"
 
 /* The sample types a parsed recording has, in this order (profile__type(p, JFR_CPU)). */
 enum jfr_sample_type {
@@ -59,6 +61,13 @@ struct jfr_type_info {
 };
 /* The description of sample type t (< JFR_NR_TYPES). A static struct. */
 const struct jfr_type_info *jfr__type_info(enum jfr_sample_type t);
+
+/* Pyroscope's merging of the names the JVM generates, applied to a class or method name
+ * in place: "jdk/internal/reflect/GeneratedMethodAccessor31" becomes
+ * "jdk/internal/reflect/GeneratedMethodAccessor_", "app/Svc$$Lambda$669.0x00000008" (or
+ * "$$Lambda.0x…", "$$Lambda$12/0x…", "$$Lambda$12") "app/Svc$$Lambda_", so that one
+ * lambda is one frame however often it was spun. Other names are left as they are. */
+void jfr__merge_generated(struct strbuf *name);
 
 /* The labels snapshot sent beside a recording: context id -> label pairs. */
 struct jfr_labels;

@@ -124,7 +124,8 @@ static void tally_free(struct tally *t)
 	hashmap__free(t->stacks);
 }
 
-/* The JDK's view of event type name: stacks root first, "class.method"; value field
+/* The JDK's view of event type name: stacks root first, "class.method" (generated names
+ * merged); value field
  * (NULL: 1 per event); ExecutionSample of sleeping threads left out as Pyroscope does. */
 static void jdk_tally(struct tally *t, const char *name, const char *field)
 {
@@ -148,11 +149,18 @@ static void jdk_tally(struct tally *t, const char *name, const char *field)
 			const char *cls = json_string_value(json_object_get(json_object_get(m, "type"),
 									    "name"));
 			const char *meth = json_string_value(json_object_get(m, "name"));
+			struct strbuf c = STRBUF_INIT, mn = STRBUF_INIT;
+			strbuf_addstr(&c, cls ? cls : "");
+			strbuf_addstr(&mn, meth ? meth : "");
+			jfr__merge_generated(&c);	/* as Pyroscope names them */
+			jfr__merge_generated(&mn);
 			if (sb.len)
 				strbuf_addch(&sb, ';');
-			if (cls && *cls)
-				strbuf_addf(&sb, "%s.", cls);
-			strbuf_addstr(&sb, meth ? meth : "");
+			if (c.len)
+				strbuf_addf(&sb, "%s.", c.buf);
+			strbuf_addstr(&sb, mn.buf);
+			strbuf_release(&c);
+			strbuf_release(&mn);
 		}
 		t->samples++;
 		tally_add(t, sb.buf, sb.len,
@@ -313,6 +321,35 @@ static void test_hostile(void **state)
 	(void)state;
 }
 
+static void test_merge_generated(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "org/example/OrderService$$Lambda$669.0x0000000800fd7318", "org/example/OrderService$$Lambda_" },
+		{ "Fib$$Lambda.0x00007ffa600c4da0", "Fib$$Lambda_" },
+		{ "Burn$$Lambda$72/0x00007fa2b0087340", "Burn$$Lambda_" },
+		{ "Burn$$Lambda72", "Burn$$Lambda_" },
+		{ "Burn$$Lambda$72", "Burn$$Lambda$72" },
+		{ "jdk/internal/reflect/GeneratedMethodAccessor31", "jdk/internal/reflect/GeneratedMethodAccessor_" },
+		/* left alone */
+		{ "jdk/internal/reflect/GeneratedMethodAccessor", "jdk/internal/reflect/GeneratedMethodAccessor" },
+		{ "Work$$Lambda$87+0x00007f9d18008a08/2147046752", "Work$$Lambda$87+0x00007f9d18008a08/2147046752" },
+		{ "$$Lambda$1", "$$Lambda$1" },
+		{ "Burn$$Lambda$72.0x", "Burn$$Lambda$72.0x" },
+		{ "java/lang/Thread", "java/lang/Thread" },
+		{ "", "" },
+	};
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strbuf_reset(&sb);
+		strbuf_addstr(&sb, cases[i][0]);
+		jfr__merge_generated(&sb);
+		assert_string_equal(sb.buf, cases[i][1]);
+	}
+	strbuf_release(&sb);
+	(void)state;
+}
+
 static void test_labels(void **state)
 {
 	Jfr__LabelEntry le[2] = { JFR__LABEL_ENTRY__INIT, JFR__LABEL_ENTRY__INIT };
@@ -364,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_jdk),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_merge_generated),
 		cmocka_unit_test(test_labels),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
