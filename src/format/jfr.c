@@ -248,7 +248,8 @@ static uint64_t ticks_to_ns(const struct jfr_chunk *c, uint64_t ticks)
 {
 	if (!c->ticks_per_sec || c->ticks_per_sec == 1000000000)
 		return ticks;
-	return (uint64_t)((long double)ticks * 1e9L / (long double)c->ticks_per_sec);
+	long double ns = (long double)ticks * 1e9L / (long double)c->ticks_per_sec;
+	return ns < 1.8e19L ? (uint64_t)ns : UINT64_MAX;	/* a hostile clock */
 }
 
 static void add(struct parse *ps, const struct jfr_val *v, enum jfr_sample_type t1, uint64_t x1,

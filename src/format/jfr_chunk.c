@@ -24,7 +24,9 @@
 
 #include "util/log.h"
 
-#define VALUE_BUDGET_PER_BYTE 64
+/* Values read per byte of a chunk at most: real recordings read a few (pools once, each
+ * stack trace and method once, events twice); arrays of empty values could read more. */
+#define VALUE_BUDGET_PER_BYTE 16
 
 int jfr__fail(struct jfr_chunk *c, const char *fmt, ...)
 {
