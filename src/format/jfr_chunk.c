@@ -1,5 +1,5 @@
-/* One JFR chunk (format/jfr_chunk.h): the header, the metadata event's classes and fields,
- * the checkpoint events' constant pools, and values read as the metadata describes them.
+/* One JFR chunk (format/jfr_chunk.h): the header, the checkpoint events' constant pools,
+ * and values read as the metadata (jfr_meta.c) describes them.
  *
  * The layout, all integers LEB128 ("compressed integers", the only kind the JDK and
  * async-profiler write; a chunk without that feature flag is refused):
@@ -99,8 +99,7 @@ static uint64_t be(const uint8_t *p, int n)
 	return v;
 }
 
-/* A count of things each at least one byte long, checked against what is left. */
-static uint64_t count(struct jfr_rd *r, const char *what)
+uint64_t jfr__count(struct jfr_rd *r, const char *what)
 {
 	uint64_t n = jfr__varint(r);
 
@@ -129,8 +128,7 @@ static void add_utf8(struct strbuf *out, uint32_t ch)
 	}
 }
 
-/* Reads a string at r into out (appended; NULL: skipped). */
-static void read_string(struct jfr_rd *r, struct strbuf *out, bool *null, int depth)
+void jfr__read_string(struct jfr_rd *r, struct strbuf *out, bool *null, int depth)
 {
 	struct jfr_chunk *c = r->c;
 	uint8_t enc = jfr__u8(r);
@@ -156,12 +154,12 @@ static void read_string(struct jfr_rd *r, struct strbuf *out, bool *null, int de
 				*null = true;
 			return;
 		}
-		read_string(&pr, out, null, depth + 1);
+		jfr__read_string(&pr, out, null, depth + 1);
 		return;
 	}
 	case 3:
 	case 5:
-		n = count(r, "string byte");
+		n = jfr__count(r, "string byte");
 		if (c->failed)
 			return;
 		if (out && enc == 3)
@@ -172,7 +170,7 @@ static void read_string(struct jfr_rd *r, struct strbuf *out, bool *null, int de
 		r->p += n;
 		return;
 	case 4:
-		n = count(r, "string char");
+		n = jfr__count(r, "string char");
 		for (uint64_t i = 0; i < n && !c->failed; i++) {
 			uint64_t ch = jfr__varint(r);
 			if (out)
@@ -222,7 +220,7 @@ static int read_single(struct jfr_rd *r, const struct jfr_field *f, int depth)
 	if (is_scalar(f)) {
 		read_scalar(r, f);
 	} else if (f->cls->prim == JFR_STRING) {
-		read_string(r, NULL, NULL, depth);
+		jfr__read_string(r, NULL, NULL, depth);
 	} else {
 		if (depth >= JFR_MAX_DEPTH)
 			return jfr__fail(c, "values of class '%s' nest deeper than %d",
@@ -237,7 +235,7 @@ static int read_one(struct jfr_rd *r, const struct jfr_field *f, int depth)
 {
 	if (!f->array)
 		return read_single(r, f, depth);
-	uint64_t n = count(r, "array element");
+	uint64_t n = jfr__count(r, "array element");
 	for (uint64_t i = 0; i < n && !r->c->failed; i++)
 		read_single(r, f, depth);
 	return r->c->failed ? -EINVAL : 0;
@@ -311,7 +309,7 @@ int jfr__string(struct jfr_chunk *c, const struct jfr_val *v, struct strbuf *out
 		} else {
 			r = (struct jfr_rd){ v->at, v->end, c };
 		}
-		read_string(&r, out, null, depth);
+		jfr__read_string(&r, out, null, depth);
 		return c->failed ? -EINVAL : 0;
 	}
 	if (!v->f->cp || cls->prim != JFR_STRUCT || jfr__pool(c, cls, v->u, &r))
@@ -329,7 +327,7 @@ int jfr__array(struct jfr_chunk *c, const struct jfr_val *v, struct jfr_rd *r, u
 	if (!v->f || !v->f->array)
 		return 0;
 	*r = (struct jfr_rd){ v->at, v->end, c };
-	*n = count(r, "array element");
+	*n = jfr__count(r, "array element");
 	return c->failed ? -EINVAL : 0;
 }
 
@@ -348,171 +346,6 @@ const struct jfr_class *jfr__class_named(const struct jfr_chunk *c, const char *
 	return NULL;
 }
 
-/* The metadata's string table while its elements are read. */
-struct meta {
-	struct jfr_chunk *c;
-	char **strings;
-	uint64_t nstrings;
-};
-
-static const char *meta_string(struct meta *m, struct jfr_rd *r)
-{
-	uint64_t i = jfr__varint(r);
-
-	if (m->c->failed)
-		return "";
-	if (i >= m->nstrings) {
-		jfr__fail(m->c, "metadata string index %llu is out of its %llu strings",
-			  (unsigned long long)i, (unsigned long long)m->nstrings);
-		return "";
-	}
-	return m->strings[i] ? m->strings[i] : "";
-}
-
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!*s || *s == '-')
-		return false;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return !errno && !*end;
-}
-
-/* One element with its children; cls: the index + 1 of the class being described (a
- * "field" child belongs to it), 0 outside a class. */
-static void read_element(struct meta *m, struct jfr_rd *r, int depth, size_t cls)
-{
-	struct jfr_chunk *c = m->c;
-	const char *name = meta_string(m, r);
-	uint64_t nattr = count(r, "metadata attribute");
-	const char *id = NULL, *aname = NULL, *type = NULL, *pool = NULL, *dim = NULL;
-
-	if (depth >= JFR_MAX_DEPTH) {
-		jfr__fail(c, "metadata elements nest deeper than %d", JFR_MAX_DEPTH);
-		return;
-	}
-	for (uint64_t i = 0; i < nattr && !c->failed; i++) {
-		const char *k = meta_string(m, r), *v = meta_string(m, r);
-		if (!strcmp(k, "id"))
-			id = v;
-		else if (!strcmp(k, "name"))
-			aname = v;
-		else if (!strcmp(k, "class"))
-			type = v;
-		else if (!strcmp(k, "constantPool"))
-			pool = v;
-		else if (!strcmp(k, "dimension"))
-			dim = v;
-	}
-	size_t child_cls = 0;
-	if (c->failed)
-		return;
-	if (!strcmp(name, "class") && !cls) {
-		uint64_t cid;
-		if (!id || !aname || !parse_u64(id, &cid)) {
-			jfr__fail(c, "metadata class '%.64s' has no valid id", aname ? aname : "");
-			return;
-		}
-		c->classes = xrealloc(c->classes, (c->nclasses + 1) * sizeof(*c->classes));
-		c->classes[c->nclasses] = (struct jfr_class){ .id = cid, .name = xstrdup(aname) };
-		child_cls = ++c->nclasses;
-	} else if (!strcmp(name, "field") && cls) {
-		struct jfr_class *k = &c->classes[cls - 1];
-		uint64_t t, d = 0;
-		if (!aname || !type || !parse_u64(type, &t) || (dim && !parse_u64(dim, &d)) || d > 1) {
-			jfr__fail(c, "field '%.64s' of class '%.64s' has no valid class or dimension",
-				  aname ? aname : "", k->name);
-			return;
-		}
-		k->fields = xrealloc(k->fields, (k->nfields + 1) * sizeof(*k->fields));
-		k->fields[k->nfields++] = (struct jfr_field){
-			.name = xstrdup(aname), .type = t, .cp = pool && !strcmp(pool, "true"),
-			.array = d == 1,
-		};
-	}
-	uint64_t nchild = count(r, "metadata element");
-	for (uint64_t i = 0; i < nchild && !c->failed; i++)
-		read_element(m, r, depth + 1, child_cls);
-}
-
-static enum jfr_prim prim_of(const char *name)
-{
-	static const struct { const char *name; enum jfr_prim prim; } prims[] = {
-		{ "boolean", JFR_BOOLEAN }, { "byte", JFR_BYTE }, { "short", JFR_SHORT },
-		{ "char", JFR_CHAR }, { "int", JFR_INT }, { "long", JFR_LONG },
-		{ "float", JFR_FLOAT }, { "double", JFR_DOUBLE }, { "java.lang.String", JFR_STRING },
-	};
-	for (size_t i = 0; i < sizeof(prims) / sizeof(prims[0]); i++)
-		if (!strcmp(prims[i].name, name))
-			return prims[i].prim;
-	return JFR_STRUCT;
-}
-
-static int read_metadata(struct jfr_chunk *c)
-{
-	struct jfr_rd r = { c->base + c->meta_off, c->base + c->size, c };
-	struct meta m = { c, NULL, 0 };
-	struct strbuf sb = STRBUF_INIT;
-
-	uint64_t size = jfr__varint(&r);
-	if (!c->failed && (size > c->size - c->meta_off || size < 2))
-		return jfr__fail(c, "metadata event size %llu runs past the chunk",
-				 (unsigned long long)size);
-	r.end = c->base + c->meta_off + size;
-	if (jfr__varint(&r) != 0 && !c->failed)
-		return jfr__fail(c, "the metadata offset %llu is not a metadata event",
-				 (unsigned long long)c->meta_off);
-	jfr__varint(&r);	/* start */
-	jfr__varint(&r);	/* duration */
-	jfr__varint(&r);	/* metadata id */
-	m.nstrings = count(&r, "metadata string");
-	m.strings = xcalloc(m.nstrings ? m.nstrings : 1, sizeof(*m.strings));
-	for (uint64_t i = 0; i < m.nstrings && !c->failed; i++) {
-		bool null;
-		strbuf_reset(&sb);
-		uint8_t enc = r.p < r.end ? *r.p : 0;
-		if (enc == 2) {
-			jfr__fail(c, "metadata string %llu refers to a constant pool",
-				  (unsigned long long)i);
-			break;
-		}
-		read_string(&r, &sb, &null, 0);
-		m.strings[i] = xstrndup(sb.buf ? sb.buf : "", sb.len);
-	}
-	if (!c->failed)
-		read_element(&m, &r, 0, 0);
-	for (uint64_t i = 0; i < m.nstrings; i++)
-		free(m.strings[i]);
-	free(m.strings);
-	strbuf_release(&sb);
-	if (c->failed)
-		return -EINVAL;
-	for (size_t i = 0; i < c->nclasses; i++) {
-		bool created;
-		void **slot = hashmap__insert(c->by_id, &c->classes[i].id, 8, &created);
-		if (!created)
-			return jfr__fail(c, "metadata describes class id %llu twice",
-					 (unsigned long long)c->classes[i].id);
-		*slot = (void *)(uintptr_t)(i + 1);
-		c->classes[i].prim = prim_of(c->classes[i].name);
-		if (c->classes[i].prim == JFR_STRING)
-			c->string_cls = &c->classes[i];
-	}
-	for (size_t i = 0; i < c->nclasses; i++) {
-		for (size_t j = 0; j < c->classes[i].nfields; j++) {
-			struct jfr_field *f = &c->classes[i].fields[j];
-			f->cls = jfr__class(c, f->type);
-			if (!f->cls)
-				return jfr__fail(c, "field '%.64s' of class '%.64s' has unknown class "
-						 "id %llu", f->name, c->classes[i].name,
-						 (unsigned long long)f->type);
-		}
-	}
-	return 0;
-}
-
 /* The constant pools of the checkpoint event in [r->p, r->end) (size and type read). */
 static void read_checkpoint(struct jfr_chunk *c, struct jfr_rd *r)
 {
@@ -520,7 +353,7 @@ static void read_checkpoint(struct jfr_chunk *c, struct jfr_rd *r)
 	jfr__varint(r);	/* duration */
 	jfr__varint(r);	/* delta to the previous checkpoint */
 	jfr__u8(r);	/* flags */
-	uint64_t npools = count(r, "constant pool");
+	uint64_t npools = jfr__count(r, "constant pool");
 	for (uint64_t i = 0; i < npools && !c->failed; i++) {
 		uint64_t id = jfr__varint(r);
 		const struct jfr_class *cls = jfr__class(c, id);
@@ -529,7 +362,7 @@ static void read_checkpoint(struct jfr_chunk *c, struct jfr_rd *r)
 				  (unsigned long long)id);
 			return;
 		}
-		uint64_t n = count(r, "constant");
+		uint64_t n = jfr__count(r, "constant");
 		struct jfr_field f = { .name = (char *)"constant", .type = id, .cls = cls };
 		for (uint64_t k = 0; k < n && !c->failed; k++) {
 			uint64_t key = jfr__varint(r);
@@ -581,7 +414,7 @@ int jfr__chunk_open(struct jfr_chunk *c, const uint8_t *data, size_t len, uint64
 				 "supported", features);
 	*chunk_len = c->size;
 	c->budget = (size_t)c->size * VALUE_BUDGET_PER_BYTE + 4096;
-	if (read_metadata(c))
+	if (jfr__read_metadata(c))
 		return -EINVAL;
 	struct jfr_rd r = { data + JFR_HEADER_SIZE, data + c->size, c };
 	while (r.p < r.end && !c->failed) {

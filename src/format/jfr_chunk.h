@@ -72,6 +72,16 @@ int jfr__fail(struct jfr_chunk *c, const char *fmt, ...) __attribute__((format(p
 
 uint64_t jfr__varint(struct jfr_rd *r);
 uint8_t jfr__u8(struct jfr_rd *r);
+/* A count of things each at least one byte long (what names them in the message),
+ * checked against what is left of r; 0 with c->failed when larger. */
+uint64_t jfr__count(struct jfr_rd *r, const char *what);
+/* Reads a string at r, appending its text to out as UTF-8 (out NULL: skipped); *null
+ * (may be NULL) says it was null or an unresolvable pool key. Pool references nest at
+ * most JFR_MAX_DEPTH. */
+void jfr__read_string(struct jfr_rd *r, struct strbuf *out, bool *null, int depth);
+/* Reads the metadata event at c->meta_off into c's classes (format/jfr_meta.c). Returns
+ * 0, or -EINVAL with c->failed. */
+int jfr__read_metadata(struct jfr_chunk *c);
 
 /* Opens the chunk at data[0..len): header, metadata, constant pools. Sets *chunk_len to
  * the chunk's size (the next chunk starts there). Returns 0, or -EINVAL with the message
