@@ -4,8 +4,8 @@
  * --json`: every event kind's samples, bytes and full stacks must be the same. Then the
  * recording cut short and corrupted must give -EINVAL with a message, never a crash, and
  * the labels snapshot reader its errors. The same comparison on what the Pyroscope Java
- * agent uploaded here (tests/unit/data/jfr-async-*: async-profiler's itimer, allocation
- * and wall recordings and a labels snapshot, captured from io.pyroscope:agent 2.9.2 by a
+ * agent uploaded here (tests/unit/data/jfr-async-*: async-profiler's itimer, allocation,
+ * wall and lock recordings and a labels snapshot, captured from io.pyroscope:agent 2.9.2 by a
  * loopback HTTP listener), labels joined by context id. Skipped when there is no JDK. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -221,6 +221,29 @@ static void same(struct tally *ours, struct tally *jdk, const char *what)
 	assert_int_equal(hashmap__count(ours->stacks), hashmap__count(jdk->stacks));
 }
 
+/* Waits of event name (JFR ticks) in nanoseconds against the JDK's conversion, each of
+ * which is rounded. */
+static void check_waits(const struct profile *p, const char *name, enum jfr_sample_type type)
+{
+	json_t *events = json_object_get(json_object_get(truth, "recording"), "events"), *e;
+	double waited = 0;
+	size_t i, nwaits = 0;
+
+	json_array_foreach(events, i, e) {
+		json_t *v = json_object_get(e, "values");
+		const char *d = json_string_value(json_object_get(v, "duration"));
+		if (strcmp(json_string_value(json_object_get(e, "type")), name) ||
+		    !json_array_size(json_object_get(json_object_get(v, "stackTrace"), "frames")))
+			continue;
+		assert_true(d && !strncmp(d, "PT", 2) && d[strlen(d) - 1] == 'S');
+		waited += strtod(d + 2, NULL) * 1e9;
+		nwaits++;
+	}
+	double ours = (double)profile__type_total(p, type);
+	print_message("%s: %zu waits, %.0f ns, the JDK says %.0f\n", name, nwaits, ours, waited);
+	assert_true(ours - waited <= (double)nwaits + 1 && waited - ours <= (double)nwaits + 1);
+}
+
 static void test_matches_jdk(void **state)
 {
 	struct profile *p;
@@ -260,24 +283,7 @@ static void test_matches_jdk(void **state)
 		tally_free(&ours);
 		tally_free(&jdk);
 	}
-	/* monitor waits: JFR ticks in nanoseconds, as the JDK converts them (each rounded) */
-	json_t *events = json_object_get(json_object_get(truth, "recording"), "events"), *e;
-	double waited = 0;
-	size_t i, nwaits = 0;
-	json_array_foreach(events, i, e) {
-		const char *d = json_string_value(json_object_get(json_object_get(e, "values"),
-								  "duration"));
-		if (strcmp(json_string_value(json_object_get(e, "type")), "jdk.JavaMonitorEnter") ||
-		    !json_array_size(json_object_get(json_object_get(json_object_get(e, "values"),
-								     "stackTrace"), "frames")))
-			continue;
-		assert_true(d && !strncmp(d, "PT", 2) && d[strlen(d) - 1] == 'S');
-		waited += strtod(d + 2, NULL) * 1e9;
-		nwaits++;
-	}
-	double ours = (double)profile__type_total(p, JFR_LOCK_DURATION);
-	print_message("jdk.JavaMonitorEnter: %.0f ns waited, the JDK says %.0f\n", ours, waited);
-	assert_true(ours - waited <= (double)nwaits + 1 && waited - ours <= (double)nwaits + 1);
+	check_waits(p, "jdk.JavaMonitorEnter", JFR_LOCK_DURATION);
 	/* the workload's own functions are there, in both allocation kinds */
 	assert_true(profile__type_total(p, JFR_TLAB_OBJECTS) > 0);
 	assert_true(profile__type_total(p, JFR_OUTSIDE_BYTES) >= (2 << 20));
@@ -358,6 +364,10 @@ static void test_agent_recordings(void **state)
 		  { { JFR_WALL, "profiler.WallClockSample", "samples" },
 		    { JFR_CPU, "jdk.ExecutionSample", NULL },
 		    { JFR_TLAB_OBJECTS, "jdk.ObjectAllocationInNewTLAB", NULL } } },
+		{ "jfr-async-lock.jfr", NULL,
+		  { { JFR_LOCK_COUNT, "jdk.JavaMonitorEnter", NULL },
+		    { JFR_PARK_COUNT, "jdk.ThreadPark", NULL },
+		    { JFR_CPU, "jdk.ExecutionSample", NULL } } },
 	};
 
 	if (!rec.len)
@@ -411,6 +421,8 @@ static void test_agent_recordings(void **state)
 			tally_free(&ours);
 			tally_free(&jdk);
 		}
+		check_waits(p, "jdk.JavaMonitorEnter", JFR_LOCK_DURATION);
+		check_waits(p, "jdk.ThreadPark", JFR_PARK_DURATION);
 		if (recs[r].labels)	/* the workload labels its phases */
 			assert_true(labelled > 0);
 		assert_int_equal(st.unlabeled, 0);
