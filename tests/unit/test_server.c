@@ -23,6 +23,7 @@
 #include "util/strbuf.h"
 
 #include "http_client.h"
+#include "scratch.h"
 
 static char dir[64];
 static const char *const tokens[] = { "s3cret", "other-token" };
@@ -328,19 +329,12 @@ static void test_bad_requests_store_nothing(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-server.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "server");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

@@ -27,6 +27,7 @@
 #include "util/strbuf.h"
 
 #include "http_client.h"
+#include "scratch.h"
 
 static char dir[64];
 static const char *const writers[] = { "w" };
@@ -276,8 +277,7 @@ static int setup(void **state)
 	struct strbuf data = STRBUF_INIT;
 	char err[256];
 
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-input.XXXXXX");
-	if (!mkdtemp(dir))
+	if (scratch__make(dir, sizeof(dir), "input"))
 		return -1;
 	strbuf_addf(&data, "%s/data", dir);
 	struct server_options o = { .listen = "127.0.0.1:0", .data_dir = data.buf,
@@ -293,14 +293,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
 	server__stop(srv);
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

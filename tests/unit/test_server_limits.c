@@ -23,6 +23,7 @@
 #include "util/strbuf.h"
 
 #include "http_client.h"
+#include "scratch.h"
 
 static char dir[64];
 static const char *const writers[] = { "w" };
@@ -206,19 +207,12 @@ static void test_defaults(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-limits.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "limits");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

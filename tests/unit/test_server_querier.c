@@ -22,6 +22,7 @@
 #include "util/strbuf.h"
 
 #include "http_client.h"
+#include "scratch.h"
 
 #define CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 #define MS 10000000ULL		/* one 100 Hz sample, in nanoseconds */
@@ -300,19 +301,12 @@ static void test_diff(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-querier.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "querier");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

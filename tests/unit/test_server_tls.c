@@ -23,6 +23,7 @@
 #include "util/strbuf.h"
 
 #include "http_client.h"
+#include "scratch.h"
 
 static char dir[64];
 static struct strbuf cert = STRBUF_INIT, key = STRBUF_INIT;
@@ -146,21 +147,14 @@ static void test_tls_needs_readable_files(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-tls.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "tls");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
 	strbuf_reset(&cert);
 	strbuf_reset(&key);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

@@ -16,6 +16,8 @@
 #include "store/sqlite_int.h"
 #include "util/strbuf.h"
 
+#include "scratch.h"
+
 static char dir[] = "/tmp/kiln-test-sqlread.XXXXXX";
 
 /* Each upload holds this many samples in all: a read seeing part of one sees a sum that
@@ -368,21 +370,12 @@ static void test_labels_in_chunks(void **state)
 
 static int setup(void **state)
 {
-	memcpy(dir, "/tmp/kiln-test-sqlread.XXXXXX", sizeof(dir));
-	if (!mkdtemp(dir))
-		return -1;
-	return 0;
+	return scratch__make(dir, sizeof(dir), "sqlread");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		fprintf(stderr, "failed to remove '%s'\n", dir);
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)
