@@ -24,10 +24,11 @@
 #include "format/jfr.h"
 #include "format/jfr_labels_priv.h"
 #include "jfr_labels.pb-c.h"
+#include "scratch.h"
 #include "util/hashmap.h"
 #include "util/strbuf.h"
 
-static char dir[] = "/tmp/kiln-test-jfr-XXXXXX";
+static char dir[64];
 static struct strbuf rec = STRBUF_INIT;	/* the recording */
 static json_t *truth;			/* jfr print --json of the recording at hand */
 static json_t *recorded;		/* ... of rec */
@@ -64,7 +65,7 @@ static int setup(void **state)
 	if (run("command -v java >/dev/null && command -v javac >/dev/null && "
 		"command -v jfr >/dev/null"))
 		return 0;	/* each test skips */
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(scratch__make(dir, sizeof(dir), "jfr"), 0);
 	strbuf_addf(&cmd, "%s/Work.java", dir);
 	f = fopen(cmd.buf, "w");
 	assert_non_null(f);
@@ -88,9 +89,7 @@ static int setup(void **state)
 	truth = recorded = json_loadb(js.buf, js.len, 0, NULL);
 	assert_non_null(truth);
 	strbuf_release(&js);
-	strbuf_reset(&cmd);
-	strbuf_addf(&cmd, "rm -rf %s", dir);
-	run(cmd.buf);
+	assert_int_equal(scratch__remove(dir), 0);
 	strbuf_release(&cmd);
 	(void)state;
 	return 0;
