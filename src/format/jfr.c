@@ -3,6 +3,7 @@
 #include "format/jfr.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,10 +67,11 @@ static const char *const kind_class[NR_KINDS] = {
 };
 
 /* The fields read from every event (those its class lacks stay unset). */
-enum { F_STACK, F_STATE, F_CONTEXT, F_TLAB, F_SIZE, F_DURATION, F_SAMPLES, F_NAME, F_VALUE, NR_F };
+enum { F_STACK, F_STATE, F_CONTEXT, F_TLAB, F_SIZE, F_DURATION, F_SAMPLES, F_NAME, F_VALUE,
+       F_SPAN, F_SPAN_NAME, F_TRACE_HI, F_TRACE_LO, NR_F };
 static const char *const fields[NR_F] = {
 	"stackTrace", "state", "contextId", "tlabSize", "allocationSize", "duration", "samples",
-	"name", "value",
+	"name", "value", "spanId", "spanName", "traceIdHi", "traceIdLo",
 };
 
 /* One parse: the profile, its caches for the chunk being read. */
@@ -227,9 +229,52 @@ static const uint32_t *stack_of(struct parse *ps, const struct jfr_val *v)
 	return frames;
 }
 
-static uint32_t labels_of(struct parse *ps, const struct jfr_val *v)
+/* The value of an integer field, 0 when the event has none. */
+static uint64_t u(const struct jfr_val *v)
 {
-	if (!v->f || !ps->labels || !v->u)
+	return v->f && !v->f->array && v->f->cls->prim != JFR_STRUCT &&
+	       v->f->cls->prim != JFR_STRING ? v->u : 0;
+}
+
+/* The context's labels with the span the event ran in, as Pyroscope labels them:
+ * profile_id (the span id, 16 hex digits), span_name (a snapshot string), trace_id. */
+static uint32_t span_labels(struct parse *ps, const struct jfr_context *ctx, uint64_t span,
+			    uint64_t name, uint64_t hi, uint64_t lo)
+{
+	size_t n = ctx ? ctx->n : 0, k = n;
+	struct profile_label *l = xmalloc((n + 3) * sizeof(*l));
+	char id[17], trace[33];
+
+	if (n)
+		memcpy(l, ctx->labels, n * sizeof(*l));
+	if (span) {
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)span);
+		l[k++] = (struct profile_label){ "profile_id", id };
+	}
+	const char *sn = name ? jfr__label_string(ps->labels, (int64_t)name) : NULL;
+	if (sn && *sn)
+		l[k++] = (struct profile_label){ "span_name", sn };
+	if (hi || lo) {
+		snprintf(trace, sizeof(trace), "%016llx%016llx", (unsigned long long)hi,
+			 (unsigned long long)lo);
+		l[k++] = (struct profile_label){ "trace_id", trace };
+	}
+	uint32_t set = profile__labelset(ps->p, l, k);
+	free(l);
+	return set;
+}
+
+static uint32_t labels_of(struct parse *ps, const struct jfr_val *ev)
+{
+	const struct jfr_val *v = &ev[F_CONTEXT];
+	uint64_t span = u(&ev[F_SPAN]), name = u(&ev[F_SPAN_NAME]);
+	uint64_t hi = u(&ev[F_TRACE_HI]), lo = u(&ev[F_TRACE_LO]);
+
+	if (!ps->labels)
+		return 0;
+	if (span || name || hi || lo)	/* per span: not cached */
+		return span_labels(ps, jfr__context(ps->labels, (int64_t)u(v)), span, name, hi, lo);
+	if (!v->f || !v->u)
 		return 0;
 	void **slot = hashmap__find(ps->contexts, &v->u, sizeof(v->u));
 	if (slot)
@@ -263,7 +308,7 @@ static void add(struct parse *ps, const struct jfr_val *v, enum jfr_sample_type 
 	vals[t1] = x1;
 	if (t2 != t1)
 		vals[t2] = x2;
-	profile__add_values(ps->p, frames + 1, frames[0], labels_of(ps, &v[F_CONTEXT]), vals);
+	profile__add_values(ps->p, frames + 1, frames[0], labels_of(ps, v), vals);
 	if (ps->st) {
 		ps->st->samples[t1]++;
 		if (t2 != t1)

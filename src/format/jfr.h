@@ -23,7 +23,10 @@
  * ("java/lang/Thread.run"), the method's name alone when its class has no name, generated
  * names merged as Pyroscope merges them (jfr__merge_generated). An
  * event's async-profiler context id ("contextId") is looked up in the labels snapshot
- * (jfr__parse_labels) and its labels become the stack's label set.
+ * (jfr__parse_labels) and its labels become the stack's label set; with a snapshot, an
+ * event's span (async-profiler's "spanId", "spanName", "traceIdHi"/"traceIdLo", set by
+ * otel-profiling-java) adds Pyroscope's labels profile_id (16 hex digits), span_name (a
+ * snapshot string) and trace_id (32 hex digits).
  *
  * Input is untrusted: every length, count and index is checked against the data, nesting
  * and work are bounded, and a malformed recording is an error naming what is wrong. */

@@ -83,11 +83,14 @@ int jfr__parse_labels(const void *data, size_t len, struct jfr_labels **out, cha
 			ctx->labels[ctx->n++] = (struct profile_label){ xstrdup(name), xstrdup(value) };
 		}
 	}
-	free_strings(strings);
+	l->strings = strings;	/* span names are looked up by id */
 	jfr__labels_snapshot__free_unpacked(s, NULL);
 	return 0;
 fail:
-	free_strings(strings);
+	if (!*out)
+		free_strings(strings);
+	else
+		(*out)->strings = strings;
 	jfr__labels_snapshot__free_unpacked(s, NULL);
 	jfr__free_labels(*out);
 	*out = NULL;
@@ -101,10 +104,19 @@ const struct jfr_context *jfr__context(const struct jfr_labels *l, int64_t id)
 	return slot ? &l->contexts[(uintptr_t)*slot - 1] : NULL;
 }
 
+const char *jfr__label_string(const struct jfr_labels *l, int64_t id)
+{
+	void **slot = l ? hashmap__find(l->strings, &id, sizeof(id)) : NULL;
+
+	return slot ? *slot : NULL;
+}
+
 void jfr__free_labels(struct jfr_labels *l)
 {
 	if (!l)
 		return;
+	if (l->strings)
+		free_strings(l->strings);
 	for (size_t i = 0; i < l->ncontexts; i++) {
 		for (size_t k = 0; k < l->contexts[i].n; k++) {
 			free((char *)l->contexts[i].labels[k].key);

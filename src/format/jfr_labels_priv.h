@@ -18,9 +18,12 @@ struct jfr_labels {
 	struct jfr_context *contexts;
 	size_t ncontexts;
 	struct hashmap *by_context;	/* int64 context id -> index + 1 */
+	struct hashmap *strings;	/* int64 string id -> owned string */
 };
 
 /* The labels of context id, or NULL when l is NULL or has none such. */
 const struct jfr_context *jfr__context(const struct jfr_labels *l, int64_t id);
+/* The snapshot's string id (a span name), or NULL when l is NULL or has none such. */
+const char *jfr__label_string(const struct jfr_labels *l, int64_t id);
 
 #endif
