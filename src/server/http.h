@@ -32,6 +32,7 @@ struct server {
 	bool tenancy;			/* some token has a tenant */
 	int lock_fd;			/* holds the data directory's lock file, or -1 */
 	struct strbuf tls_cert, tls_key;	/* PEM, kept while the daemon runs; empty: HTTP */
+	struct grpc_listener *grpc;	/* OTLP over gRPC (server/grpc.h), or NULL */
 	uint16_t port;
 	pthread_t retention_thread;
 	pthread_mutex_t stop_lock;
@@ -44,10 +45,16 @@ struct server {
  * holds up ingest. */
 void server__read_lock(struct server *srv);
 void server__read_unlock(struct server *srv);
+/* Parses "IPV4:PORT", "[IPV6]:PORT", "localhost:PORT" or ":PORT" (loopback) into sa.
+ * Returns 0, or -EINVAL with err quoting listen. */
+int server__parse_listen(const char *listen, struct sockaddr_storage *sa, char *err,
+			 size_t errlen);
 
 struct request {
 	struct server *srv;
-	struct MHD_Connection *conn;
+	struct MHD_Connection *conn;	/* NULL: a request of the gRPC listener (grpc.h) */
+	const char *const *hdrs;	/* without conn: name, value, name, ... (nr_hdrs pairs) */
+	size_t nr_hdrs;
 	const char *method, *url;
 	const char *tenant;		/* whose services it sees, NULL: the default tenant */
 	struct strbuf body;		/* as received (the handler may decode it) */
@@ -62,7 +69,8 @@ struct response {
 	struct strbuf body;
 };
 
-/* A query-string argument or header (case-insensitive), or NULL. */
+/* A query-string argument or header (case-insensitive), or NULL. A request without conn
+ * has no arguments and the headers hdrs lists. */
 const char *req__arg(const struct request *r, const char *name);
 const char *req__header(const struct request *r, const char *name);
 /* The request time, seconds. */
@@ -92,7 +100,8 @@ void auth__release(struct server *srv);
  * token is configured), -EACCES without a valid token (401), -EPERM when the token is
  * valid but lacks the role (403). A token containing NUL never matches. */
 int auth__check(const struct request *r, unsigned need, const char **tenant);
-/* Everything checked before a route's handler runs: the request's hygiene (400), its
+/* Everything checked before a route's handler runs: the request's hygiene (400; HTTP/2
+ * requests without conn: nghttp2 has checked their header fields), its
  * token for need (401/403) and its tenant (token's, or X-Scope-OrgID's on a server with
  * tenants: 400/403), which it sets in r->tenant. r needs srv and conn. Returns 0, or the
  * HTTP status to answer with and the message in why. */

@@ -23,6 +23,7 @@
 
 struct server_options {
 	const char *listen;		/* "ADDR:PORT"; port 0 picks a free one */
+	const char *otlp_grpc_listen;	/* "ADDR:PORT" of OTLP over gRPC (server/grpc.h), NULL: off */
 	const char *data_dir;		/* store location (directory or URL), see store__open */
 	int retention_days;		/* raw data kept this long; 0 keeps everything */
 	const char *const *tokens;	/* write tokens: may upload */
@@ -69,6 +70,8 @@ struct server;
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen);
 /* The port actually bound (useful with port 0). */
 uint16_t server__port(const struct server *srv);
+/* The gRPC listener's port, 0 when it is off. */
+uint16_t server__grpc_port(const struct server *srv);
 /* Stops serving, waits for requests in flight, closes the store. Accepts NULL. */
 void server__stop(struct server *srv);
 
