@@ -6,8 +6,8 @@
  * before anything is stored. The answer is an empty ExportProfilesServiceResponse.
  *
  * gRPC senders (the OTel eBPF profiler exports OTLP over gRPC only) need HTTP/2, which
- * libmicrohttpd does not speak: they send through a Collector (otlp receiver, otlphttp
- * exporter pointed here), as docs/server.md says. */
+ * libmicrohttpd does not speak: server/grpc.c listens for them and hands each Export's
+ * message here as the body of a request without a libmicrohttpd connection. */
 #include "server/http.h"
 
 #include <errno.h>
