@@ -217,6 +217,13 @@ void ingest__free_series(struct pprof_series *v, size_t n);
 int ingest__series(const struct profile *p, const struct labels *base, struct labels **out,
 		   size_t *n, uint32_t **stack_series);
 void ingest__free_series_labels(struct labels *v, size_t n, uint32_t *stack_series);
+/* Selects q's stacks in [from, until) into out for the .col export (server/query_col.c):
+ * each stack labelled with its container and its process (the root frame the .col
+ * route kept, taken off the stack) where the series have them, which col__write turns
+ * into the "0;<container>;<process>;" prefix. Call under server__read_lock. Returns 0,
+ * or the store's negative errno with err set. */
+int query__select_col(struct server *srv, const struct store_query *q, int64_t from,
+		      int64_t until, struct profile *out, char *err, size_t errlen);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);

@@ -426,7 +426,9 @@ void query__render(struct request *r, struct response *resp)
 	if (format && *format && strcmp(format, "json")) {
 		p = profile__new();
 		server__read_lock(r->srv);
-		ret = store__select(r->srv->store, &q, from, until, p, err, sizeof(err));
+		ret = strcmp(format, "collapsed") && strcmp(format, "col")
+		      ? store__select(r->srv->store, &q, from, until, p, err, sizeof(err))
+		      : query__select_col(r->srv, &q, from, until, p, err, sizeof(err));
 		meta = service_meta(r->srv, q.service);
 		server__read_unlock(r->srv);
 		if (ret) {
