@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"  --max-profile-size N    bytes of a pushed profile, uncompressed: 413 beyond\n"
 		"                          (default %u)\n"
 		"  --max-profile-samples N samples of one pushed profile: 400 beyond (default %u)\n"
+		"  --max-stack-depth N     frames of a pushed stack kept, from the root: deeper\n"
+		"                          stacks lose their leaf end (default %u)\n"
 		"  --reject-older-than S, --reject-newer-than S\n"
 		"                          the ingestion window: an upload starting more than S\n"
 		"                          seconds before now, or ending more than S after: 422\n"
@@ -60,7 +62,7 @@ static void usage(FILE *f)
 		"  -v, --verbose / -q, --quiet\n",
 		SERVER_DEFAULT_LISTEN, GRPC_DEFAULT_PORT, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_CLIENT_CONNECTIONS,
 		SERVER_DEFAULT_QUERY_TIMEOUT_MS / 1000, INGEST_DEFAULT_MAX_PROFILE_BYTES,
-		INGEST_DEFAULT_MAX_SAMPLES);
+		INGEST_DEFAULT_MAX_SAMPLES, INGEST_DEFAULT_MAX_DEPTH);
 }
 
 struct tokens {
@@ -167,6 +169,7 @@ int cmd_serve(int argc, char **argv)
 		{ "query-timeout", required_argument, NULL, 'Q' },
 		{ "max-profile-size", required_argument, NULL, 'P' },
 		{ "max-profile-samples", required_argument, NULL, 'S' },
+		{ "max-stack-depth", required_argument, NULL, 'D' },
 		{ "reject-older-than", required_argument, NULL, 'o' },
 		{ "reject-newer-than", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -238,6 +241,11 @@ int cmd_serve(int argc, char **argv)
 				goto bad;
 			*(c == 'P' ? &opts.max_profile_bytes : &opts.max_profile_samples) =
 				v ? (size_t)v : SIZE_MAX;
+			break;
+		case 'D':
+			if (!parse_num(optarg, 1ULL << 31, &v))
+				goto bad;
+			opts.max_stack_depth = v ? (size_t)v : SIZE_MAX;
 			break;
 		case 'o':
 		case 'n':

@@ -163,6 +163,9 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 /* The limits in force (the defaults for 0; SIZE_MAX: none). */
 size_t ingest__max_profile_bytes(const struct server *srv);
 size_t ingest__max_samples(const struct server *srv);
+/* The frames a pushed stack keeps from its root, as a store_put's max_depth (0: the
+ * store's own bound). */
+uint32_t ingest__max_depth(const struct server *srv);
 /* Checks a pushed profile as sent (*data, *len: raw, or gzip which is inflated into
  * scratch, *data and *len then pointing there) against the size limit, uncompressed.
  * Returns 0, -EFBIG beyond it, or -EINVAL for bad gzip, with a message in err. */

@@ -564,7 +564,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			.service = ps[i].service, .from = from, .until = until, .profile = p,
 			.profile_type = ps[i].profile_type, .type_index = ps[i].index,
 			.series = series, .nr_series = nr_series, .stack_series = stack_series,
-			.units = ps[i].units,
+			.units = ps[i].units, .max_depth = ingest__max_depth(r->srv),
 			.spy_name = word_arg(r, "spyName"),
 			.sample_rate = rate ? (uint32_t)rate
 					    : (uint32_t)json_integer_value(json_object_get(

@@ -62,7 +62,7 @@ static int put_profile(struct request *r, struct response *resp, const struct ot
 		.until = op->until ? op->until : now + 1, .profile = p, .series = series,
 		.nr_series = nseries, .stack_series = stack_series,
 		.units = ptype__units(profile__type(p, 0).type, profile__type(p, 0).unit),
-		.spy_name = "otlp",
+		.spy_name = "otlp", .max_depth = ingest__max_depth(r->srv),
 		.sample_rate = profile__period(p, &pt, &period) && period > 0 &&
 			       !strcmp(pt.unit, "nanoseconds") && period <= 1000000000 ?
 			       (uint32_t)(1000000000 / period) : 0,

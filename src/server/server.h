@@ -45,6 +45,8 @@ struct server_options {
 	 * none; the window's bounds are seconds, 0: none. */
 	size_t max_profile_bytes;	/* a pushed profile, uncompressed (413 beyond) */
 	size_t max_profile_samples;	/* samples of one pushed profile (400 beyond) */
+	size_t max_stack_depth;		/* frames of a pushed stack kept from the root (the
+					 * leaf end is cut beyond) */
 	int64_t reject_older_than;	/* an upload starting this long before now: 422 */
 	int64_t reject_newer_than;	/* an upload ending this long after now: 422 */
 };
@@ -60,6 +62,8 @@ struct server_options {
 /* Pyroscope's defaults for a pushed profile: 4 MiB uncompressed, 16,000 samples. */
 #define INGEST_DEFAULT_MAX_PROFILE_BYTES (4u << 20)
 #define INGEST_DEFAULT_MAX_SAMPLES 16000u
+/* Pyroscope's max_profile_stacktrace_depth: deeper pushed stacks are cut to 1,000 frames. */
+#define INGEST_DEFAULT_MAX_DEPTH 1000u
 
 struct server;
 

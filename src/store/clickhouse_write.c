@@ -55,13 +55,13 @@ static uint64_t frame_id(const struct profile *p, uint32_t f, struct uses *u)
 }
 
 /* The frame ids of profile stack i as stored (its first `skip` frames dropped, cut at
- * STORE_MAX_DEPTH) into path; returns the depth. */
+ * store_put__max_depth) into path; returns the depth. */
 static uint32_t stack_path(const struct store_put *put, size_t i, struct uses *u, uint64_t *path)
 {
 	struct profile_stack ps = profile__stack(put->profile, i);
-	uint32_t depth = 0;
+	uint32_t depth = 0, max = store_put__max_depth(put);
 
-	for (uint32_t j = put->skip; j < ps.depth && depth < STORE_MAX_DEPTH; j++)
+	for (uint32_t j = put->skip; j < ps.depth && depth < max; j++)
 		path[depth++] = frame_id(put->profile, ps.frames[j], u);
 	return depth;
 }

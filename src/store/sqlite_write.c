@@ -225,6 +225,7 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 	const struct profile *p = put->profile;
 	size_t nr_names = profile__nr_names(p), nr_stacks = profile__nr_stacks(p);
 	uint32_t *fmap = xcalloc(nr_names ? nr_names : 1, sizeof(*fmap));
+	const uint32_t max_depth = store_put__max_depth(put);
 	int64_t *series_id = xcalloc(put->nr_series, sizeof(*series_id));
 	struct row_vec *vec = xcalloc(put->nr_series, sizeof(*vec));
 	int64_t service = 0;
@@ -251,7 +252,7 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 			ret = -EINVAL;
 			break;
 		}
-		for (uint32_t j = put->skip; !ret && j < st.depth && j - put->skip < STORE_MAX_DEPTH;
+		for (uint32_t j = put->skip; !ret && j < st.depth && j - put->skip < max_depth;
 		     j++) {
 			uint32_t pf = st.frames[j];
 			if (!fmap[pf])
