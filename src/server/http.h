@@ -188,10 +188,20 @@ int ingest__limit_window(const struct server *srv, int64_t from, int64_t until, 
 bool ingest__is_span_service(const char *stored);
 /* The companion's name for a stored service name (malloc'd). */
 char *ingest__span_service(const char *service);
-/* Stores the span-labelled stacks of put (service: the stored, tenant-qualified name) in
- * its companion, with put's type, series and times; nothing when no stack has a span id.
- * Call under the server's lock. Returns 0, or store__put's negative errno with err. */
-int ingest__put_spans(struct store *s, const struct store_put *put, char *err, size_t errlen);
+/* The companion put of put (service: the stored, tenant-qualified name): its
+ * span-labelled stacks, with put's type, series and times, in out->put, which owns what
+ * it points to (free with ingest__span_put_release); out->service is NULL when no stack
+ * has a span id. ingest__store hangs it on put's `also`, so that the store writes both
+ * or neither: a failed companion cannot leave the main profile stored for the client's
+ * retry to store again. */
+struct span_put {
+	struct store_put put;
+	char *service;
+	struct profile *profile;
+	uint32_t *stack_series;
+};
+void ingest__span_put(const struct store_put *put, struct span_put *out);
+void ingest__span_put_release(struct span_put *sp);
 /* One series of a parsed pprof: which sample type of the profile, the service it goes
  * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id
  * (profile/ptype.h) and Pyroscope units. */

@@ -302,11 +302,9 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 	return ret;
 }
 
-int sq__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+/* Checks what put_locked does not: the put's fields and its time. Returns 0 or -EINVAL. */
+static int validate(const struct store_put *put, char *err, size_t errlen)
 {
-	struct sqlite_store *s = (struct sqlite_store *)st;
-	int rc, ret;
-
 	if (!put->service || !*put->service || !put->nr_series || put->until < put->from ||
 	    put->type_index >= profile__nr_types(put->profile)) {
 		errmsg(err, errlen, "failed to store profile: %s",
@@ -319,6 +317,16 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 		errmsg(err, errlen, "failed to store profile: it starts more than a day from now");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int sq__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+	int rc, ret;
+
+	if (validate(put, err, errlen) || (put->also && validate(put->also, err, errlen)))
+		return -EINVAL;
 	sq__mirror_wrlock(s);	/* reads see the mirror and the database as committed */
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc) {
@@ -328,6 +336,8 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 	ret = s->done_until[1] ? 0 : sq__rollup_init(s, put->from, err, errlen);
 	if (!ret)
 		ret = put_locked(s, put, err, errlen);
+	if (!ret && put->also)	/* in the same transaction: both or neither */
+		ret = put_locked(s, put->also, err, errlen);
 	if (!ret) {
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 		if (rc)

@@ -103,6 +103,9 @@ struct store_put {
 	 * Pyroscope's max_profile_stacktrace_depth cuts it); 0 or more than
 	 * STORE_MAX_DEPTH: STORE_MAX_DEPTH. */
 	uint32_t max_depth;
+	/* Another put (with no `also` of its own) stored in the same write: both are stored
+	 * or neither is (the span companion of server/ingest_spans.c); NULL: none. */
+	const struct store_put *also;
 	/* Service metadata for Pyroscope's render (may be NULL/0: keep what is known). */
 	const char *units;
 	const char *spy_name;
