@@ -4,12 +4,14 @@
 # straight to kiln serve --otlp-grpc-listen, system-wide, while the known-answer C
 # workload tests/workloads/ratio.c runs: its leaves alpha, beta and gamma_ hold 50/30/20
 # of its samples in kiln's render (within max(2, 3 sigma) points), and the profiler's
-# attributes became labels (process.executable.name: process, thread.name: thread, an
-# opted-in environment variable: process.environment_variable.KILN_E2E_ENV).
+# attributes became labels: its one resource attribute, container.id (the workload runs
+# in a real cgroup named as Docker's v2 scopes are, docker-<64 hex>.scope, which the
+# profiler reads the id from), as container; and the sample attributes
+# process.executable.name as process, thread.name as thread, an opted-in environment
+# variable as process.environment_variable.KILN_E2E_ENV.
 # The profiler sends native frames unsymbolized ("(ratio+0x1274)"): the test names them
-# with nm, as the profiler's own backend would. This profiler version sends every one of
-# those attributes per sample; its one resource attribute, container.id, is empty outside
-# a container. Skipped (exit 2) only when the profiler cannot load its BPF programs.
+# with nm, as the profiler's own backend would. Skipped (exit 2) only when the profiler
+# cannot load its BPF programs.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 . "$ROOT/tests/workloads/lib.sh"	# need_root, build_c
@@ -21,9 +23,11 @@ case $line in "peer otel ok "*) ;; *) fail "cannot build the eBPF profiler: $lin
 PROFILER=${line#peer otel ok }
 
 # the profiler attaches to sched tracepoints through tracefs
+MOUNTED=
 if ! grep -qw tracefs /proc/mounts; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
 		skip "tracefs is not mounted and cannot be (the profiler needs its tracepoints)"
+	MOUNTED=1
 	trap 'cleanup; umount /sys/kernel/tracing 2>/dev/null' EXIT
 fi
 
@@ -32,7 +36,18 @@ GP=$(sed -n 's/^kiln: OTLP over gRPC on .*, port \([0-9]*\)$/\1/p' "$T/serve.out
 [ -n "$GP" ] || fail "no gRPC port in: $(cat "$T/serve.out")"
 
 build_c ratio
-KILN_E2E_ENV=marked "$WB/ratio" 2 300 & reap $!
+# the workload's container: a cgroup v2 scope as Docker names them
+CID=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+CG=
+for d in /sys/fs/cgroup/unified /sys/fs/cgroup /sys/fs/cgroup/system.slice; do
+	[ -f "$d/cgroup.procs" ] || continue
+	mkdir "$d/docker-$CID.scope" 2>/dev/null && [ -w "$d/docker-$CID.scope/cgroup.procs" ] &&
+		{ CG=$d/docker-$CID.scope; break; }
+done
+[ -n "$CG" ] || fail "no writable cgroup v2 hierarchy to run the workload in a container's cgroup"
+trap 'cleanup; rmdir "$CG" 2>/dev/null; [ -n "${MOUNTED:-}" ] && umount /sys/kernel/tracing 2>/dev/null' EXIT
+KILN_E2E_ENV=marked sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" 2 300' sh "$CG" "$WB/ratio" &
+reap $!
 "$PROFILER" -collection-agent "127.0.0.1:$GP" -disable-tls -samples-per-second 97 \
 	-reporter-interval 2s -env-vars KILN_E2E_ENV >"$T/otel.log" 2>&1 &
 OTEL=$!
@@ -85,6 +100,8 @@ colcheck shares "$T/ratio.col" ratio alpha=50 beta=30 gamma_=20 ||
 colcheck frac "$T/ratio.col" ratio '^dispatch$' 0.9 || fail "the stacks lost dispatch"
 
 labels=$(curl -sf -G "${URL}api/labels" --data-urlencode "query=$SEL")
+echo "$labels" | grep -q "\"container\":\[\"$CID\"\]" ||
+	fail "the container.id resource attribute is not the container label: $labels"
 echo "$labels" | grep -q '"thread":\[[^]]*"ratio"' || fail "no thread label ratio: $labels"
 echo "$labels" | grep -q '"process.environment_variable.KILN_E2E_ENV":\["marked"\]' ||
 	fail "the opted-in environment variable is not a label: $labels"
