@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "server/http.h"
+#include "server/listen.h"
 #include "util/log.h"
 
 struct grpc_listener {
@@ -321,7 +322,7 @@ static int tls_handshake(struct h2conn *c)
 	const gnutls_datum_t h2 = { (unsigned char *)"h2", 2 };
 	int ret;
 
-	if (gnutls_init(&c->tls, GNUTLS_SERVER) ||
+	if (gnutls_init(&c->tls, GNUTLS_SERVER | GNUTLS_NO_SIGNAL) ||
 	    gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, c->g->cred) ||
 	    gnutls_set_default_priority(c->tls) ||
 	    gnutls_alpn_set_protocols(c->tls, &h2, 1, GNUTLS_ALPN_MANDATORY))
@@ -477,7 +478,7 @@ struct grpc_listener *grpc__start(struct server *srv, const char *addr, char *er
 	g->fd = g->stop_fd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->idle, NULL);
-	if (server__parse_listen(addr, &sa, err, errlen))
+	if (listen__parse(addr, &sa, err, errlen))
 		goto fail;
 	if (srv->tls_cert.len) {
 		gnutls_datum_t cert = { (unsigned char *)srv->tls_cert.buf, (unsigned)srv->tls_cert.len };

@@ -45,10 +45,6 @@ struct server {
  * holds up ingest. */
 void server__read_lock(struct server *srv);
 void server__read_unlock(struct server *srv);
-/* Parses "IPV4:PORT", "[IPV6]:PORT", "localhost:PORT" or ":PORT" (loopback) into sa.
- * Returns 0, or -EINVAL with err quoting listen. */
-int server__parse_listen(const char *listen, struct sockaddr_storage *sa, char *err,
-			 size_t errlen);
 
 struct request {
 	struct server *srv;
