@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "format/col.h"
 #include "format/otlp.h"
 #include "server/grpc.h"
@@ -321,19 +322,12 @@ static void test_framing(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-grpc.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "grpc");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)
