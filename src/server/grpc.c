@@ -20,6 +20,7 @@
 
 #include "server/http.h"
 #include "server/listen.h"
+#include "util/hashmap.h"
 #include "util/log.h"
 
 struct grpc_listener {
@@ -32,11 +33,14 @@ struct grpc_listener {
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
 	unsigned nr_conns;
+	struct hashmap *per_client;	/* peer address -> its open connections */
 };
 
 struct h2conn {
 	struct grpc_listener *g;
 	int fd;
+	unsigned char peer[16];		/* the client's address, the key of per_client */
+	size_t peerlen;
 	gnutls_session_t tls;		/* NULL: cleartext */
 	nghttp2_session *h2;
 	size_t buffered;		/* request bytes its open streams hold */
@@ -400,6 +404,39 @@ static void serve(struct h2conn *c)
 		gnutls_bye(c->tls, GNUTLS_SHUT_WR);
 }
 
+/* Counts c in: false when the listener, or c's client address, holds its limit of
+ * connections already (GRPC_MAX_CONNECTIONS; --client-connections, as for HTTP). */
+static bool admit(struct grpc_listener *g, const struct h2conn *c)
+{
+	bool created, ok;
+
+	pthread_mutex_lock(&g->lock);
+	void **slot = hashmap__insert(g->per_client, c->peer, c->peerlen, &created);
+	uintptr_t n = (uintptr_t)*slot;
+	ok = g->nr_conns < GRPC_MAX_CONNECTIONS && n < g->srv->opts.client_connections;
+	if (ok) {
+		g->nr_conns++;
+		*slot = (void *)(n + 1);
+	} else if (!n) {
+		hashmap__remove(g->per_client, c->peer, c->peerlen);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ok;
+}
+
+static void leave(struct grpc_listener *g, const struct h2conn *c)
+{
+	pthread_mutex_lock(&g->lock);
+	void **slot = hashmap__find(g->per_client, c->peer, c->peerlen);
+	if (slot && (uintptr_t)*slot > 1)
+		*slot = (void *)((uintptr_t)*slot - 1);
+	else
+		hashmap__remove(g->per_client, c->peer, c->peerlen);
+	g->nr_conns--;
+	pthread_cond_broadcast(&g->idle);
+	pthread_mutex_unlock(&g->lock);
+}
+
 static void *conn_thread(void *arg)
 {
 	struct h2conn *c = arg;
@@ -415,11 +452,8 @@ static void *conn_thread(void *arg)
 	if (c->tls)
 		gnutls_deinit(c->tls);
 	close(c->fd);
+	leave(g, c);
 	free(c);
-	pthread_mutex_lock(&g->lock);
-	g->nr_conns--;
-	pthread_cond_broadcast(&g->idle);
-	pthread_mutex_unlock(&g->lock);
 	return NULL;
 }
 
@@ -429,6 +463,8 @@ static void *accept_loop(void *arg)
 
 	for (;;) {
 		struct pollfd p[2] = { { g->fd, POLLIN, 0 }, { g->stop_fd, POLLIN, 0 } };
+		struct sockaddr_storage sa;
+		socklen_t salen = sizeof(sa);
 		pthread_attr_t attr;
 		pthread_t t;
 		int fd;
@@ -438,28 +474,28 @@ static void *accept_loop(void *arg)
 		if (p[1].revents)
 			break;
 		if (!(p[0].revents & POLLIN) ||
-		    (fd = accept4(g->fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		    (fd = accept4(g->fd, (struct sockaddr *)&sa, &salen, SOCK_CLOEXEC)) < 0)
 			continue;
-		pthread_mutex_lock(&g->lock);
-		if (g->nr_conns >= GRPC_MAX_CONNECTIONS) {
-			pthread_mutex_unlock(&g->lock);
-			log_debug("gRPC: refusing a connection: %d are open", GRPC_MAX_CONNECTIONS);
-			close(fd);
-			continue;
-		}
-		g->nr_conns++;
-		pthread_mutex_unlock(&g->lock);
 		struct h2conn *c = xcalloc(1, sizeof(*c));
 		c->g = g;
 		c->fd = fd;
+		c->peerlen = sa.ss_family == AF_INET6 ? 16 : 4;
+		memcpy(c->peer, sa.ss_family == AF_INET6
+		       ? (void *)&((struct sockaddr_in6 *)&sa)->sin6_addr
+		       : (void *)&((struct sockaddr_in *)&sa)->sin_addr, c->peerlen);
+		if (!admit(g, c)) {
+			log_debug("gRPC: refusing a connection: the listener or the client holds "
+				  "its limit");
+			close(fd);
+			free(c);
+			continue;
+		}
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, conn_thread, c)) {
 			close(fd);
+			leave(g, c);
 			free(c);
-			pthread_mutex_lock(&g->lock);
-			g->nr_conns--;
-			pthread_mutex_unlock(&g->lock);
 		}
 		pthread_attr_destroy(&attr);
 	}
@@ -478,6 +514,7 @@ struct grpc_listener *grpc__start(struct server *srv, const char *addr, char *er
 	g->fd = g->stop_fd = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->idle, NULL);
+	g->per_client = hashmap__new();
 	if (listen__parse(addr, &sa, err, errlen))
 		goto fail;
 	if (srv->tls_cert.len) {
@@ -543,5 +580,6 @@ void grpc__stop(struct grpc_listener *g)
 		gnutls_certificate_free_credentials(g->cred);
 	pthread_mutex_destroy(&g->lock);
 	pthread_cond_destroy(&g->idle);
+	hashmap__free(g->per_client);
 	free(g);
 }

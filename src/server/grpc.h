@@ -7,8 +7,9 @@
  * the answer's HTTP status becomes a grpc-status trailer with the message in
  * grpc-message. Bounded: a message as sent at most max_body_bytes (and
  * max_decoded_bytes inflated), GRPC_MAX_STREAMS concurrent streams a connection,
- * GRPC_MAX_CONNECTIONS connections, and a connection silent for GRPC_IDLE_TIMEOUT
- * seconds is closed (GOAWAY). Each connection has its own thread, blocking I/O. */
+ * GRPC_MAX_CONNECTIONS connections, client_connections of them per client address (as
+ * on the HTTP port), and a connection silent for GRPC_IDLE_TIMEOUT seconds is closed
+ * (GOAWAY). Each connection has its own thread, blocking I/O. */
 #ifndef KILN_SERVER_GRPC_H
 #define KILN_SERVER_GRPC_H
 

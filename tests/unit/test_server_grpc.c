@@ -4,7 +4,8 @@
  * plain and gzip-compressed, is answered with grpc-status 0 and an empty message and its
  * stacks are in the render; a wrong token, a bad frame, garbage, an unknown method, an
  * unknown compression and a message over the limits get their gRPC codes, and store
- * nothing. Also the framing helpers on their own. */
+ * nothing; a client holding its --client-connections gets no more until one closes.
+ * Also the framing helpers on their own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,10 @@
 #include <cmocka.h>
 
 #include <curl/curl.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -288,6 +292,81 @@ static void test_export_tls(void **state)
 	strbuf_release(&col);
 }
 
+/* curl's result of one Export to port (h2c), without asserting it. */
+static CURLcode try_call(uint16_t port, const struct strbuf *req)
+{
+	struct strbuf url = STRBUF_INIT, body = STRBUF_INIT;
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/grpc");
+	CURL *c = curl_easy_init();
+
+	h = curl_slist_append(h, "Authorization: Bearer w");
+	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, OTLP_GRPC_EXPORT);
+	curl_easy_setopt(c, CURLOPT_URL, url.buf);
+	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->buf);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)req->len);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	CURLcode rc = curl_easy_perform(c);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	strbuf_release(&url);
+	strbuf_release(&body);
+	return rc;
+}
+
+/* --client-connections 1: while a connection of 127.0.0.1 is open, a second one is
+ * closed at once; once the first closes, an Export goes through again. */
+static void test_client_limit(void **state)
+{
+	struct strbuf data = STRBUF_INIT, req = STRBUF_INIT;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char err[256];
+
+	strbuf_addf(&data, "%s/data", dir);
+	struct server_options o = { .listen = "127.0.0.1:0", .otlp_grpc_listen = "127.0.0.1:0",
+				    .data_dir = data.buf, .tokens = writers, .nr_tokens = 1,
+				    .read_tokens = readers, .nr_read_tokens = 1, .threads = 2,
+				    .client_connections = 1 };
+	struct server *srv = server__start(&o, err, sizeof(err));
+	if (!srv)
+		fail_msg("%s", err);
+	uint16_t port = server__grpc_port(srv);
+	export_request(&req, "limited", "work", 1, false);
+	assert_int_equal(try_call(port, &req), CURLE_OK);
+
+	/* a connection that holds the one slot: the server's SETTINGS frame answers its
+	 * preface (a refused one reads end of file: the call's connection was still open) */
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0";
+	unsigned char frame[9];
+	int fd = -1;
+	sa.sin_port = htons(port);
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	for (int i = 0; i < 200 && fd < 0; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(write(fd, preface, sizeof(preface) - 1), sizeof(preface) - 1);
+		if (read(fd, frame, sizeof(frame)) == (ssize_t)sizeof(frame) && frame[3] == 4)
+			break;
+		close(fd);
+		fd = -1;
+		usleep(10000);
+	}
+	assert_true(fd >= 0);
+	assert_int_not_equal(try_call(port, &req), CURLE_OK);
+	close(fd);
+	CURLcode rc;
+	/* once the server has seen it close, calls pass again */
+	for (int i = 0; i < 200 && (rc = try_call(port, &req)) != CURLE_OK; i++)
+		usleep(10000);
+	assert_int_equal(rc, CURLE_OK);
+	server__stop(srv);
+	strbuf_release(&data);
+	strbuf_release(&req);
+}
+
 static void test_framing(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -336,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test_setup_teardown(test_export_h2c, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_export_tls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_limit, setup, teardown),
 	};
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
