@@ -42,7 +42,9 @@ static void walk(uint8_t *b, size_t len, unsigned depth, struct census *c)
 		unsigned field = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
 		if (depth == 4 && field >= 2 && field <= 4) {
 			bool packed = wt == 2;
-			if ((field == 3 && packed) || (field == 4 && wt == 0))
+			/* a varint 4 is either numbering's (earlier link_index, or later values
+			 * unpacked, as Pyroscope's Java agent writes them): it tells nothing */
+			if (field == 3 && packed)
 				c->earlier++;
 			else if ((field == 3 && wt == 0) || (field == 4 && packed))
 				c->later++;

@@ -10,8 +10,8 @@
 #include <stddef.h>
 
 /* True when the ExportProfilesServiceRequest data[0..len) has samples in the earlier
- * numbering (a packed field 3 or a varint field 4 in some Sample) and none in the later
- * (a varint 3 or a packed 4). A request whose samples carry only field 2 reads as the
+ * numbering (a packed field 3 in some Sample) and none in the later (a varint 3 or a
+ * packed 4; a varint 4 is either's). A request whose samples carry only field 2 reads as the
  * later numbering. Malformed data answers false (the parser then says what is wrong). */
 bool otlp__earlier_samples(const void *data, size_t len);
 /* Renumbers, in place, every Sample's fields 2, 3, 4 of data (the earlier numbering) to

@@ -1,7 +1,7 @@
 /* The earlier OTLP Sample numbering (format/otlp_compat.h): a request whose sample has
  * packed values in 2, packed attribute_indices in 3 and link_index in 4 is detected and
- * renumbered to 4, 2 and 3, byte for byte; one in the later numbering, one whose samples
- * say nothing either way, and a malformed one are left as they are. */
+ * renumbered to 4, 2 and 3, byte for byte; one in the later numbering (packed or not),
+ * one whose samples say nothing either way, and a malformed one are left as they are. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,6 +39,10 @@ static void test_renumber(void **state)
 	assert_memory_equal(buf, want, n);
 	assert_false(otlp__earlier_samples(buf, n));	/* now the later numbering */
 	n = request(buf, moot);
+	assert_false(otlp__earlier_samples(buf, n));
+	/* the later numbering with values unpacked (Pyroscope's Java agent): left alone */
+	const uint8_t unpacked[10] = { 0x08, 1, 0x12, 2, 1, 2, 0x20, 7, 0x20, 8 };
+	n = request(buf, unpacked);
 	assert_false(otlp__earlier_samples(buf, n));
 }
 
