@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "server/grpc.h"
 #include "server/server.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -36,6 +37,10 @@ static void usage(FILE *f)
 		"                          the UI's files needs one; without, only loopback\n"
 		"                          addresses are served\n"
 		"  --insecure-open         serve a non-loopback address without any token\n"
+		"  --otlp-grpc-listen ADDR:PORT\n"
+		"                          also take OTLP profiles over gRPC (HTTP/2; TLS with\n"
+		"                          --tls-cert) there, as the OTel eBPF profiler sends them\n"
+		"  --otlp-grpc             the same on --listen's address, port %d\n"
 		"  --tls-cert FILE, --tls-key FILE\n"
 		"                          serve HTTPS with this PEM certificate (chain) and key\n"
 		"  --max-body-bytes N      largest request body accepted (default %u)\n"
@@ -48,14 +53,16 @@ static void usage(FILE *f)
 		"  --max-profile-size N    bytes of a pushed profile, uncompressed: 413 beyond\n"
 		"                          (default %u)\n"
 		"  --max-profile-samples N samples of one pushed profile: 400 beyond (default %u)\n"
+		"  --max-stack-depth N     frames of a pushed stack kept, from the root: deeper\n"
+		"                          stacks lose their leaf end (default %u)\n"
 		"  --reject-older-than S, --reject-newer-than S\n"
 		"                          the ingestion window: an upload starting more than S\n"
 		"                          seconds before now, or ending more than S after: 422\n"
 		"                          (default: none; a day ahead is always refused)\n"
 		"  -v, --verbose / -q, --quiet\n",
-		SERVER_DEFAULT_LISTEN, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_CLIENT_CONNECTIONS,
+		SERVER_DEFAULT_LISTEN, GRPC_DEFAULT_PORT, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_CLIENT_CONNECTIONS,
 		SERVER_DEFAULT_QUERY_TIMEOUT_MS / 1000, INGEST_DEFAULT_MAX_PROFILE_BYTES,
-		INGEST_DEFAULT_MAX_SAMPLES);
+		INGEST_DEFAULT_MAX_SAMPLES, INGEST_DEFAULT_MAX_DEPTH);
 }
 
 struct tokens {
@@ -152,6 +159,8 @@ int cmd_serve(int argc, char **argv)
 		{ "token-file", required_argument, NULL, 'T' },
 		{ "read-token", required_argument, NULL, 'R' },
 		{ "insecure-open", no_argument, NULL, 'O' },
+		{ "otlp-grpc-listen", required_argument, NULL, 'G' },
+		{ "otlp-grpc", no_argument, NULL, 'g' },
 		{ "tls-cert", required_argument, NULL, 'C' },
 		{ "tls-key", required_argument, NULL, 'K' },
 		{ "max-body-bytes", required_argument, NULL, 'b' },
@@ -160,6 +169,7 @@ int cmd_serve(int argc, char **argv)
 		{ "query-timeout", required_argument, NULL, 'Q' },
 		{ "max-profile-size", required_argument, NULL, 'P' },
 		{ "max-profile-samples", required_argument, NULL, 'S' },
+		{ "max-stack-depth", required_argument, NULL, 'D' },
 		{ "reject-older-than", required_argument, NULL, 'o' },
 		{ "reject-newer-than", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -170,6 +180,8 @@ int cmd_serve(int argc, char **argv)
 	struct server_options opts = { .listen = SERVER_DEFAULT_LISTEN, .data_dir = "kiln-data",
 				       .retention_days = 30 };
 	const char *data_dir = NULL, *storage = NULL;
+	bool grpc_default = false;
+	char grpc_listen[96];
 	struct tokens tokens = { 0 }, readers = { 0 };
 	char err[512];
 	unsigned long long v;
@@ -199,6 +211,8 @@ int cmd_serve(int argc, char **argv)
 				goto out;
 			break;
 		case 'O': opts.insecure_open = true; break;
+		case 'G': opts.otlp_grpc_listen = optarg; break;
+		case 'g': grpc_default = true; break;
 		case 'C': opts.tls_cert = optarg; break;
 		case 'K': opts.tls_key = optarg; break;
 		case 'b':
@@ -228,6 +242,11 @@ int cmd_serve(int argc, char **argv)
 			*(c == 'P' ? &opts.max_profile_bytes : &opts.max_profile_samples) =
 				v ? (size_t)v : SIZE_MAX;
 			break;
+		case 'D':
+			if (!parse_num(optarg, 1ULL << 31, &v))
+				goto bad;
+			opts.max_stack_depth = v ? (size_t)v : SIZE_MAX;
+			break;
 		case 'o':
 		case 'n':
 			if (!parse_num(optarg, 100ULL * 365 * 86400, &v))
@@ -250,6 +269,12 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (storage || data_dir)
 		opts.data_dir = storage ? storage : data_dir;
+	if (grpc_default && !opts.otlp_grpc_listen) {
+		const char *colon = strrchr(opts.listen, ':');
+		snprintf(grpc_listen, sizeof(grpc_listen), "%.*s:%d",
+			 colon ? (int)(colon - opts.listen) : 0, opts.listen, GRPC_DEFAULT_PORT);
+		opts.otlp_grpc_listen = grpc_listen;
+	}
 	opts.tokens = (const char *const *)tokens.v;
 	opts.nr_tokens = tokens.n;
 	opts.read_tokens = (const char *const *)readers.v;
@@ -284,6 +309,10 @@ int cmd_serve(int argc, char **argv)
 		printf("kiln: serving on %s://%s:%u/ (data in %s%s)\n", opts.tls_cert ? "https" : "http",
 		       *host ? host : "127.0.0.1", server__port(srv), opts.data_dir,
 		       tokens.n || readers.n ? "" : ", open to anyone who can connect");
+		if (opts.otlp_grpc_listen)
+			printf("kiln: OTLP over gRPC%s on %s, port %u\n",
+			       opts.tls_cert ? " (TLS)" : "", opts.otlp_grpc_listen,
+			       server__grpc_port(srv));
 		fflush(stdout);
 	}
 	sigwait(&set, &sig);

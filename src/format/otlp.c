@@ -1,5 +1,6 @@
 /* OTLP profiles read and written with protobuf-c (build/gen/otlp_profiles.pb-c.h): see otlp.h. */
 #include "format/otlp.h"
+#include "format/otlp_compat.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -332,7 +333,15 @@ void otlp__free(struct otlp_profile *v, size_t n)
 int otlp__parse(const void *data, size_t len, struct otlp_profile **out, size_t *n, char *err,
 		size_t errlen)
 {
+	struct strbuf upgraded = STRBUF_INIT;
+
+	if (otlp__earlier_samples(data, len)) {
+		strbuf_add(&upgraded, data, len);
+		otlp__upgrade_samples(upgraded.buf, upgraded.len);
+		data = upgraded.buf;
+	}
 	Request *req = otlp__v1development__export_profiles_service_request__unpack(NULL, len, data);
+	strbuf_release(&upgraded);
 	struct reader r = { .err = err, .errlen = errlen, .sb = STRBUF_INIT };
 	struct otlp_profile *v = NULL;
 	size_t nv = 0, alloc = 0;

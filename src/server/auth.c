@@ -108,13 +108,18 @@ static unsigned roles_of(const struct server *srv, const char *cand, size_t len,
 }
 
 /* A header or argument with its length (a NUL inside is kept, so that it can be refused). */
-static const char *value_n(struct MHD_Connection *conn, enum MHD_ValueKind kind,
+static const char *value_n(const struct request *r, enum MHD_ValueKind kind,
 			   const char *name, size_t *len)
 {
 	const char *v = NULL;
 
 	*len = 0;
-	if (MHD_lookup_connection_value_n(conn, kind, name, strlen(name), &v, len) != MHD_YES)
+	if (!r->conn) {	/* HTTP/2: nghttp2 refuses a NUL in a field */
+		v = kind == MHD_HEADER_KIND ? req__header(r, name) : NULL;
+		*len = v ? strlen(v) : 0;
+		return v;
+	}
+	if (MHD_lookup_connection_value_n(r->conn, kind, name, strlen(name), &v, len) != MHD_YES)
 		return NULL;
 	return v;
 }
@@ -156,11 +161,11 @@ int auth__check(const struct request *r, unsigned need, const char **tenant)
 	*tenant = NULL;
 	if (need == AUTH_NONE || (!srv->nr_tokens && !srv->nr_read_tokens))
 		return 0;
-	if ((v = value_n(r->conn, MHD_HEADER_KIND, "GPROFILER-API-KEY", &len)))
+	if ((v = value_n(r, MHD_HEADER_KIND, "GPROFILER-API-KEY", &len)))
 		roles |= roles_of(srv, v, len, need, tenant, &found);
-	if ((v = value_n(r->conn, MHD_GET_ARGUMENT_KIND, "key", &len)))
+	if ((v = value_n(r, MHD_GET_ARGUMENT_KIND, "key", &len)))
 		roles |= roles_of(srv, v, len, need, tenant, &found);
-	authz = value_n(r->conn, MHD_HEADER_KIND, "Authorization", &len);
+	authz = value_n(r, MHD_HEADER_KIND, "Authorization", &len);
 	if (authz && len > 7 && !strncasecmp(authz, "Bearer ", 7)) {
 		roles |= roles_of(srv, authz + 7, len - 7, need, tenant, &found);
 	} else if (authz && len > 6 && !strncasecmp(authz, "Basic ", 6)) {
@@ -184,7 +189,7 @@ unsigned auth__admit(struct request *r, unsigned need, char *why, size_t len)
 	const char *tenant, *org;
 	int rc;
 
-	if (auth__hygiene(r->conn, why, len))
+	if (r->conn && auth__hygiene(r->conn, why, len))
 		return 400;
 	rc = auth__check(r, need, &tenant);
 	if (rc == -EACCES) {
@@ -199,7 +204,7 @@ unsigned auth__admit(struct request *r, unsigned need, char *why, size_t len)
 	}
 	/* Pyroscope's tenant header: a token without a tenant may pick one; a tenant's token
 	 * may only name its own. Ignored on a server without tenants. */
-	org = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID");
+	org = req__header(r, "X-Scope-OrgID");
 	if (r->srv->tenancy && org && need != AUTH_NONE) {
 		if (!tenant__valid(org)) {
 			errmsg(why, len, "invalid X-Scope-OrgID: use 1 to 64 characters of "

@@ -12,11 +12,17 @@
 
 const char *req__arg(const struct request *r, const char *name)
 {
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+	return r->conn ? MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name) : NULL;
 }
 
 const char *req__header(const struct request *r, const char *name)
 {
+	if (!r->conn) {
+		for (size_t i = 0; i < r->nr_hdrs; i++)
+			if (r->hdrs[2 * i + 1] && !strcasecmp(r->hdrs[2 * i], name))
+				return r->hdrs[2 * i + 1];
+		return NULL;
+	}
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 

@@ -32,6 +32,7 @@ struct server {
 	bool tenancy;			/* some token has a tenant */
 	int lock_fd;			/* holds the data directory's lock file, or -1 */
 	struct strbuf tls_cert, tls_key;	/* PEM, kept while the daemon runs; empty: HTTP */
+	struct grpc_listener *grpc;	/* OTLP over gRPC (server/grpc.h), or NULL */
 	uint16_t port;
 	pthread_t retention_thread;
 	pthread_mutex_t stop_lock;
@@ -47,7 +48,9 @@ void server__read_unlock(struct server *srv);
 
 struct request {
 	struct server *srv;
-	struct MHD_Connection *conn;
+	struct MHD_Connection *conn;	/* NULL: a request of the gRPC listener (grpc.h) */
+	const char *const *hdrs;	/* without conn: name, value, name, ... (nr_hdrs pairs) */
+	size_t nr_hdrs;
 	const char *method, *url;
 	const char *tenant;		/* whose services it sees, NULL: the default tenant */
 	struct strbuf body;		/* as received (the handler may decode it) */
@@ -62,7 +65,8 @@ struct response {
 	struct strbuf body;
 };
 
-/* A query-string argument or header (case-insensitive), or NULL. */
+/* A query-string argument or header (case-insensitive), or NULL. A request without conn
+ * has no arguments and the headers hdrs lists. */
 const char *req__arg(const struct request *r, const char *name);
 const char *req__header(const struct request *r, const char *name);
 /* The request time, seconds. */
@@ -92,7 +96,8 @@ void auth__release(struct server *srv);
  * token is configured), -EACCES without a valid token (401), -EPERM when the token is
  * valid but lacks the role (403). A token containing NUL never matches. */
 int auth__check(const struct request *r, unsigned need, const char **tenant);
-/* Everything checked before a route's handler runs: the request's hygiene (400), its
+/* Everything checked before a route's handler runs: the request's hygiene (400; HTTP/2
+ * requests without conn: nghttp2 has checked their header fields), its
  * token for need (401/403) and its tenant (token's, or X-Scope-OrgID's on a server with
  * tenants: 400/403), which it sets in r->tenant. r needs srv and conn. Returns 0, or the
  * HTTP status to answer with and the message in why. */
@@ -159,6 +164,9 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 /* The limits in force (the defaults for 0; SIZE_MAX: none). */
 size_t ingest__max_profile_bytes(const struct server *srv);
 size_t ingest__max_samples(const struct server *srv);
+/* The frames a pushed stack keeps from its root, as a store_put's max_depth (0: the
+ * store's own bound). */
+uint32_t ingest__max_depth(const struct server *srv);
 /* Checks a pushed profile as sent (*data, *len: raw, or gzip which is inflated into
  * scratch, *data and *len then pointing there) against the size limit, uncompressed.
  * Returns 0, -EFBIG beyond it, or -EINVAL for bad gzip, with a message in err. */
@@ -181,10 +189,20 @@ int ingest__limit_window(const struct server *srv, int64_t from, int64_t until, 
 bool ingest__is_span_service(const char *stored);
 /* The companion's name for a stored service name (malloc'd). */
 char *ingest__span_service(const char *service);
-/* Stores the span-labelled stacks of put (service: the stored, tenant-qualified name) in
- * its companion, with put's type, series and times; nothing when no stack has a span id.
- * Call under the server's lock. Returns 0, or store__put's negative errno with err. */
-int ingest__put_spans(struct store *s, const struct store_put *put, char *err, size_t errlen);
+/* The companion put of put (service: the stored, tenant-qualified name): its
+ * span-labelled stacks, with put's type, series and times, in out->put, which owns what
+ * it points to (free with ingest__span_put_release); out->service is NULL when no stack
+ * has a span id. ingest__store hangs it on put's `also`, so that the store writes both
+ * or neither: a failed companion cannot leave the main profile stored for the client's
+ * retry to store again. */
+struct span_put {
+	struct store_put put;
+	char *service;
+	struct profile *profile;
+	uint32_t *stack_series;
+};
+void ingest__span_put(const struct store_put *put, struct span_put *out);
+void ingest__span_put_release(struct span_put *sp);
 /* One series of a parsed pprof: which sample type of the profile, the service it goes
  * to (legacy naming, "app.cpu", "app.alloc_space", ...), its profile type id
  * (profile/ptype.h) and Pyroscope units. */
@@ -213,6 +231,13 @@ void ingest__free_series(struct pprof_series *v, size_t n);
 int ingest__series(const struct profile *p, const struct labels *base, struct labels **out,
 		   size_t *n, uint32_t **stack_series);
 void ingest__free_series_labels(struct labels *v, size_t n, uint32_t *stack_series);
+/* Selects q's stacks in [from, until) into out for the .col export (server/query_col.c):
+ * each stack labelled with its container and its process (the root frame the .col
+ * route kept, taken off the stack) where the series have them, which col__write turns
+ * into the "0;<container>;<process>;" prefix. Call under server__read_lock. Returns 0,
+ * or the store's negative errno with err set. */
+int query__select_col(struct server *srv, const struct store_query *q, int64_t from,
+		      int64_t until, struct profile *out, char *err, size_t errlen);
 void query__render(struct request *r, struct response *resp);
 void query__render_diff(struct request *r, struct response *resp);
 void query__labels(struct request *r, struct response *resp);

@@ -93,18 +93,21 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 		}
 	}
 	struct store_put own = *put;
+	struct span_put spans;
 	char *name = tenant__service(r, put->service);
 	if (name)
 		own.service = name;
+	ingest__span_put(&own, &spans);
+	if (spans.service)
+		own.also = &spans.put;	/* one write: both or neither */
 	/* a backend that batches concurrent puts (ClickHouse) takes them unserialized */
 	bool serial = !store__concurrent_puts(r->srv->store);
 	if (serial)
 		pthread_mutex_lock(&r->srv->lock);
 	ret = store__put(r->srv->store, &own, err, sizeof(err));
-	if (!ret)
-		ret = ingest__put_spans(r->srv->store, &own, err, sizeof(err));
 	if (serial)
 		pthread_mutex_unlock(&r->srv->lock);
+	ingest__span_put_release(&spans);
 	free(name);
 	if (ret) {
 		log_error("%s", err);
@@ -568,7 +571,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 			.service = ps[i].service, .from = from, .until = until, .profile = p,
 			.profile_type = ps[i].profile_type, .type_index = ps[i].index,
 			.series = series, .nr_series = nr_series, .stack_series = stack_series,
-			.units = ps[i].units,
+			.units = ps[i].units, .max_depth = ingest__max_depth(r->srv),
 			.spy_name = word_arg(r, "spyName"),
 			.sample_rate = rate ? (uint32_t)rate
 					    : (uint32_t)json_integer_value(json_object_get(

@@ -3,12 +3,15 @@
  *     4 MiB): 413;
  *   - the samples of one pushed profile (max_profile_stacktrace_samples, 16,000), counted
  *     as distinct (stack, labels) pairs once parsed: 400;
+ *   - the depth of a pushed stack (max_profile_stacktrace_depth, 1,000 frames): deeper
+ *     stacks are cut, keeping the frames nearest the root, as Pyroscope's validation
+ *     does (it keeps a pprof sample's last location ids, the root end);
  *   - the ingestion window (reject_older_than / reject_newer_than): an upload that starts
  *     earlier than that many seconds before now, or ends later than that many after it:
  *     422. Off by default, unlike Pyroscope's 1 h / 10 min, because kiln's agent spools
  *     uploads while the server is down and sends them late; the fixed bound of a day
  *     ahead (ingest__check_time) holds anyway.
- * Size and samples bind the Pyroscope routes (/ingest, the Connect push, OTLP); the
+ * Size, samples and depth bind the Pyroscope routes (/ingest, the Connect push, OTLP); the
  * window binds every upload, gProfiler's too. */
 #include "server/http.h"
 
@@ -29,6 +32,15 @@ size_t ingest__max_samples(const struct server *srv)
 	size_t v = srv->opts.max_profile_samples;
 
 	return v ? v : INGEST_DEFAULT_MAX_SAMPLES;
+}
+
+uint32_t ingest__max_depth(const struct server *srv)
+{
+	size_t v = srv->opts.max_stack_depth;
+
+	if (!v)
+		return INGEST_DEFAULT_MAX_DEPTH;
+	return v >= STORE_MAX_DEPTH ? 0 : (uint32_t)v;
 }
 
 int ingest__limit_size(const struct server *srv, const void **data, size_t *len,

@@ -6,8 +6,8 @@
  * before anything is stored. The answer is an empty ExportProfilesServiceResponse.
  *
  * gRPC senders (the OTel eBPF profiler exports OTLP over gRPC only) need HTTP/2, which
- * libmicrohttpd does not speak: they send through a Collector (otlp receiver, otlphttp
- * exporter pointed here), as docs/server.md says. */
+ * libmicrohttpd does not speak: server/grpc.c listens for them and hands each Export's
+ * message here as the body of a request without a libmicrohttpd connection. */
 #include "server/http.h"
 
 #include <errno.h>
@@ -62,7 +62,7 @@ static int put_profile(struct request *r, struct response *resp, const struct ot
 		.until = op->until ? op->until : now + 1, .profile = p, .series = series,
 		.nr_series = nseries, .stack_series = stack_series,
 		.units = ptype__units(profile__type(p, 0).type, profile__type(p, 0).unit),
-		.spy_name = "otlp",
+		.spy_name = "otlp", .max_depth = ingest__max_depth(r->srv),
 		.sample_rate = profile__period(p, &pt, &period) && period > 0 &&
 			       !strcmp(pt.unit, "nanoseconds") && period <= 1000000000 ?
 			       (uint32_t)(1000000000 / period) : 0,

@@ -226,6 +226,7 @@ void ingest__push(struct request *r, struct response *resp)
 				.profile = v[k].p, .profile_type = ty->profile_type,
 				.type_index = ty->index, .series = series, .nr_series = nr_series,
 				.stack_series = stack_series, .units = ty->units,
+				.max_depth = ingest__max_depth(r->srv),
 				.sample_rate = (uint32_t)json_number_value(
 					json_object_get(profile__meta(v[k].p), "frequency")),
 			};

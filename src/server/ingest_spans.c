@@ -7,7 +7,8 @@
  * No pushed service can be named so ('#' is not a service character), the listings leave
  * companions out (ingest__is_span_service), and SelectMergeSpanProfile
  * (query_connect_span.c) takes the subtrees of the spans it is asked for. The companion
- * lives and is retained like any service of the store. */
+ * lives and is retained like any service of the store, and is written with the profile
+ * in one store write (store_put's also). */
 #include "server/http.h"
 
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static void copy_types(struct profile *dst, const struct profile *src)
 	free(t);
 }
 
-int ingest__put_spans(struct store *s, const struct store_put *put, char *err, size_t errlen)
+void ingest__span_put(const struct store_put *put, struct span_put *out)
 {
 	const struct profile *p = put->profile;
 	size_t ns = profile__nr_stacks(p), nt = profile__nr_types(p);
@@ -66,8 +67,8 @@ int ingest__put_spans(struct store *s, const struct store_put *put, char *err, s
 	uint32_t *frames = NULL, *stack_series = NULL;
 	size_t room = 0;
 	struct strbuf frame = STRBUF_INIT;
-	int ret = 0;
 
+	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < ns; i++) {
 		struct profile_stack st = profile__stack(p, i);
 		const char *id = span_of(p, st.labels);
@@ -100,19 +101,27 @@ int ingest__put_spans(struct store *s, const struct store_put *put, char *err, s
 		size_t j = profile__add_values(sp, frames, depth, set, st.values);
 		stack_series[j] = put->stack_series ? put->stack_series[i] : 0;
 	}
-	if (sp) {
-		struct store_put own = *put;
-		char *name = ingest__span_service(put->service);
-		own.service = name;
-		own.profile = sp;
-		own.stack_series = stack_series;
-		own.skip = 0;
-		ret = store__put(s, &own, err, errlen);
-		free(name);
-	}
-	profile__free(sp);
 	free(frames);
-	free(stack_series);
 	strbuf_release(&frame);
-	return ret;
+	if (!sp)
+		return;
+	out->service = ingest__span_service(put->service);
+	out->profile = sp;
+	out->stack_series = stack_series;
+	out->put = *put;
+	out->put.service = out->service;
+	out->put.profile = sp;
+	out->put.stack_series = stack_series;
+	out->put.skip = 0;
+	out->put.also = NULL;
+	if (out->put.max_depth)
+		out->put.max_depth++;	/* the span frame is one more */
+}
+
+void ingest__span_put_release(struct span_put *sp)
+{
+	free(sp->service);
+	profile__free(sp->profile);
+	free(sp->stack_series);
+	memset(sp, 0, sizeof(*sp));
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format/col.h"
+#include "format/dot.h"
 #include "format/html.h"
 #include "format/pprof.h"
 #include "profile/ptype.h"
@@ -414,9 +415,10 @@ void query__render(struct request *r, struct response *resp)
 
 	store_query_init(&q);
 	if (format && *format && strcmp(format, "json") && strcmp(format, "collapsed") &&
-	    strcmp(format, "col") && strcmp(format, "pprof") && strcmp(format, "html")) {
-		resp__error(resp, 400, "unknown format '%.32s': use json, collapsed, pprof or html",
-			    format);
+	    strcmp(format, "col") && strcmp(format, "pprof") && strcmp(format, "html") &&
+	    strcmp(format, "dot")) {
+		resp__error(resp, 400, "unknown format '%.32s': use json, collapsed, pprof, dot or "
+			    "html", format);
 		goto out;
 	}
 	if (parse_query(r, resp, "query", "from", "until", &q, &from, &until, true) ||
@@ -426,13 +428,22 @@ void query__render(struct request *r, struct response *resp)
 	if (format && *format && strcmp(format, "json")) {
 		p = profile__new();
 		server__read_lock(r->srv);
-		ret = store__select(r->srv->store, &q, from, until, p, err, sizeof(err));
+		ret = strcmp(format, "collapsed") && strcmp(format, "col")
+		      ? store__select(r->srv->store, &q, from, until, p, err, sizeof(err))
+		      : query__select_col(r->srv, &q, from, until, p, err, sizeof(err));
 		meta = service_meta(r->srv, q.service);
 		server__read_unlock(r->srv);
 		if (ret) {
 			resp__error(resp, read_status(ret), "%s", err);
 		} else if (!strcmp(format, "html")) {
 			send_html(resp, p, NULL, text);
+		} else if (!strcmp(format, "dot")) {	/* pprof -dot's graph (format/dot.h) */
+			const char *units = json_string_value(json_object_get(meta, "units"));
+			bool asked = req__arg(r, "maxNodes") || req__arg(r, "max-nodes");
+			dot__write(&resp->body, p, shown(r, q.service), units ? units : "samples",
+				   asked ? max_nodes : 0);
+			resp->status = 200;
+			resp->content_type = "text/vnd.graphviz; charset=utf-8";
 		} else {
 			send_export(r, resp, !strcmp(format, "pprof") ? "pprof" : "col", &q, from,
 				    until, p, (uint32_t)json_integer_value(json_object_get(meta,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/dot.h"
 #include "format/pprof.h"
 #include "profile.pb-c.h"	/* perftools.profiles.Profile is google.v1.Profile */
 #include "profile/ptype.h"
@@ -125,6 +126,7 @@ struct stacktraces {
 	Querier__V1__FlameGraph *flamegraph;
 	ProtobufCBinaryData tree;
 	Querier__V1__PprofProfile *pprof;
+	char *dot;		/* PROFILE_FORMAT_DOT: in bytes */
 	json_t *fb;
 	struct strbuf bytes;
 	struct store_tree st;
@@ -164,18 +166,28 @@ static int stacktraces(struct request *r, struct response *resp, const char *typ
 	store_tree_init(&out->st);
 	out->p = profile__new();
 	store_query_init(&q);
-	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_DOT ||
-	    (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE && ctype &&
+	if ((format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE && ctype &&
 	     !strncmp(ctype, "application/json", 16)) ||
 	    format < 0 || format > QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_PPROF) {
 		connect__error(resp, "unimplemented", "format %d is not served%s: ask for "
-			       "PROFILE_FORMAT_FLAMEGRAPH, PROFILE_FORMAT_PPROF, or PROFILE_FORMAT_TREE "
+			       "PROFILE_FORMAT_FLAMEGRAPH, PROFILE_FORMAT_PPROF, PROFILE_FORMAT_DOT, or PROFILE_FORMAT_TREE "
 			       "over application/proto", format,
 			       format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_TREE ? " in JSON" : "");
 		goto out;
 	}
 	if ((ret = query__select_typed(r, resp, type_id, selector, start, end, &q, &t, &from, &until)))
 		goto out;
+	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_DOT) {
+		struct profile_type pt = { 0 };
+		if ((ret = merged_profile(r, resp, &q, &t, from, until, out->p)))
+			goto out;
+		if (profile__nr_types(out->p))
+			pt = profile__type(out->p, 0);
+		dot__write(&out->bytes, out->p, type_id, pt.unit ? pt.unit : "samples",
+			   max_nodes > 0 ? (size_t)max_nodes : 0);
+		out->dot = out->bytes.buf;
+		goto out;
+	}
 	if (format == QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_PPROF) {
 		if ((ret = merged_profile(r, resp, &q, &t, from, until, out->p)))
 			goto out;
@@ -223,6 +235,8 @@ void query__connect_select_merge_stacktraces(struct request *r, struct response 
 		ans.flamegraph = st.flamegraph;
 		ans.tree = st.tree;
 		ans.pprof = st.pprof;
+		if (st.dot)
+			ans.dot = st.dot;
 		connect__reply(r, resp, &ans.base);
 	}
 	stacktraces_release(&st);

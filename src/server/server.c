@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "server/cache.h"
+#include "server/grpc.h"
 #include "server/listen.h"
 #include "server/offload.h"
 #include "ui/assets.h"
@@ -467,7 +468,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 				    .query_timeout_ms = opts->query_timeout_ms > 0
 							? opts->query_timeout_ms
 							: SERVER_DEFAULT_QUERY_TIMEOUT_MS };
-	struct sockaddr_storage sa;
+	struct sockaddr_storage sa, sa_grpc;
 	const union MHD_DaemonInfo *info;
 	struct MHD_OptionItem tls[3] = { { MHD_OPTION_END, 0, NULL } };
 
@@ -499,6 +500,10 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	    auth__check_listen(&srv->opts, &sa, err, errlen) ||
 	    tls__load(srv, tls, err, errlen))
 		goto fail;
+	if (srv->opts.otlp_grpc_listen &&
+	    (listen__parse(srv->opts.otlp_grpc_listen, &sa_grpc, err, errlen) ||
+	     auth__check_listen(&srv->opts, &sa_grpc, err, errlen)))
+		goto fail;
 	srv->store = store__open(opts->data_dir ? opts->data_dir : "kiln-data", &so, err, errlen);
 	if (!srv->store ||
 	    auth__lock_store(opts->data_dir ? opts->data_dir : "kiln-data", &srv->lock_fd, err,
@@ -527,6 +532,9 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	}
 	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = info ? info->port : 0;
+	if (srv->opts.otlp_grpc_listen &&
+	    !(srv->grpc = grpc__start(srv, srv->opts.otlp_grpc_listen, err, errlen)))
+		goto fail;
 	if (pthread_create(&srv->retention_thread, NULL, retention_loop, srv) == 0)
 		srv->retention_started = true;
 	return srv;
@@ -540,10 +548,16 @@ uint16_t server__port(const struct server *srv)
 	return srv->port;
 }
 
+uint16_t server__grpc_port(const struct server *srv)
+{
+	return srv->grpc ? grpc__port(srv->grpc) : 0;
+}
+
 void server__stop(struct server *srv)
 {
 	if (!srv)
 		return;
+	grpc__stop(srv->grpc);		/* its calls store: before the store closes */
 	offload__stop(srv->offload);	/* answers what is queued: no connection stays suspended */
 	if (srv->mhd)
 		MHD_stop_daemon(srv->mhd);

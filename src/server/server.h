@@ -23,6 +23,7 @@
 
 struct server_options {
 	const char *listen;		/* "ADDR:PORT"; port 0 picks a free one */
+	const char *otlp_grpc_listen;	/* "ADDR:PORT" of OTLP over gRPC (server/grpc.h), NULL: off */
 	const char *data_dir;		/* store location (directory or URL), see store__open */
 	int retention_days;		/* raw data kept this long; 0 keeps everything */
 	const char *const *tokens;	/* write tokens: may upload */
@@ -44,6 +45,8 @@ struct server_options {
 	 * none; the window's bounds are seconds, 0: none. */
 	size_t max_profile_bytes;	/* a pushed profile, uncompressed (413 beyond) */
 	size_t max_profile_samples;	/* samples of one pushed profile (400 beyond) */
+	size_t max_stack_depth;		/* frames of a pushed stack kept from the root (the
+					 * leaf end is cut beyond) */
 	int64_t reject_older_than;	/* an upload starting this long before now: 422 */
 	int64_t reject_newer_than;	/* an upload ending this long after now: 422 */
 };
@@ -59,6 +62,8 @@ struct server_options {
 /* Pyroscope's defaults for a pushed profile: 4 MiB uncompressed, 16,000 samples. */
 #define INGEST_DEFAULT_MAX_PROFILE_BYTES (4u << 20)
 #define INGEST_DEFAULT_MAX_SAMPLES 16000u
+/* Pyroscope's max_profile_stacktrace_depth: deeper pushed stacks are cut to 1,000 frames. */
+#define INGEST_DEFAULT_MAX_DEPTH 1000u
 
 struct server;
 
@@ -69,6 +74,8 @@ struct server;
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen);
 /* The port actually bound (useful with port 0). */
 uint16_t server__port(const struct server *srv);
+/* The gRPC listener's port, 0 when it is off. */
+uint16_t server__grpc_port(const struct server *srv);
 /* Stops serving, waits for requests in flight, closes the store. Accepts NULL. */
 void server__stop(struct server *srv);
 

@@ -55,13 +55,13 @@ static uint64_t frame_id(const struct profile *p, uint32_t f, struct uses *u)
 }
 
 /* The frame ids of profile stack i as stored (its first `skip` frames dropped, cut at
- * STORE_MAX_DEPTH) into path; returns the depth. */
+ * store_put__max_depth) into path; returns the depth. */
 static uint32_t stack_path(const struct store_put *put, size_t i, struct uses *u, uint64_t *path)
 {
 	struct profile_stack ps = profile__stack(put->profile, i);
-	uint32_t depth = 0;
+	uint32_t depth = 0, max = store_put__max_depth(put);
 
-	for (uint32_t j = put->skip; j < ps.depth && depth < STORE_MAX_DEPTH; j++)
+	for (uint32_t j = put->skip; j < ps.depth && depth < max; j++)
 		path[depth++] = frame_id(put->profile, ps.frames[j], u);
 	return depth;
 }
@@ -302,52 +302,81 @@ static ssize_t prepare(const struct store_put *put, struct uses *u, struct ch_ro
 	return (ssize_t)n;
 }
 
+/* What a put needs before the lock: its hashed frames and stacks, rows and series ids. */
+struct prep {
+	struct uses u;
+	struct ch_row *rows;
+	uint64_t *ids;
+	ssize_t nrows;
+	const char *type;
+};
+
+static int prep_init(struct prep *pr, const struct store_put *put, char *err, size_t errlen)
+{
+	size_t nr_stacks = profile__nr_stacks(put->profile);
+	size_t nr_names = profile__nr_names(put->profile);
+	int ret = validate(put, err, errlen);
+
+	pr->u = (struct uses){ hashmap__new(), xcalloc(nr_names ? nr_names : 1, sizeof(uint64_t)),
+			       xcalloc(nr_names ? nr_names : 1, 1) };
+	pr->rows = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*pr->rows));
+	pr->ids = xcalloc(put->nr_series ? put->nr_series : 1, sizeof(*pr->ids));
+	if (!ret)
+		pr->nrows = prepare(put, &pr->u, pr->rows, err, errlen);
+	return ret ? ret : pr->nrows < 0 ? (int)pr->nrows : 0;
+}
+
+static void prep_release(struct prep *pr)
+{
+	if (!pr->rows)
+		return;
+	free_uses(&pr->u);
+	free(pr->rows);
+	free(pr->ids);
+}
+
+/* A put and its `also` join one batch, which is sent whole or not at all. */
 int ch__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
 {
 	struct ch_store *s = (struct ch_store *)st;
-	size_t nr_stacks = profile__nr_stacks(put->profile);
-	size_t nr_names = profile__nr_names(put->profile);
-	struct uses u = { hashmap__new(), xcalloc(nr_names ? nr_names : 1, sizeof(uint64_t)),
-			  xcalloc(nr_names ? nr_names : 1, 1) };
-	struct ch_row *rows = xcalloc(nr_stacks ? nr_stacks : 1, sizeof(*rows));
-	uint64_t *ids = xcalloc(put->nr_series ? put->nr_series : 1, sizeof(*ids));
-	const char *type = NULL;
-	ssize_t nrows = 0;
-	int ret = validate(put, err, errlen);
+	const struct store_put *puts[2] = { put, put->also };
+	size_t n = put->also ? 2 : 1;
+	struct prep pr[2] = { { .rows = NULL }, { .rows = NULL } };
+	int ret = 0;
 
-	if (!ret)
-		nrows = prepare(put, &u, rows, err, errlen);
-	if (nrows < 0)
-		ret = (int)nrows;
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = prep_init(&pr[i], puts[i], err, errlen);
 	if (ret)
 		goto out;
 	pthread_mutex_lock(&s->mu);
 	struct ch_batch *b = NULL;
 	ret = ch__ensure(s, err, errlen);
-	if (!ret) {
+	if (!ret)
 		b = ch__batch_open(s);
-		ret = put_type(s, b, put, &type, err, errlen);
-	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = put_type(s, b, puts[i], &pr[i].type, err, errlen);
 	if (ret) {
 		pthread_mutex_unlock(&s->mu);
 		goto out;
 	}
 	/* everything below only appends to b: a put either joins it whole or not at all */
-	add_dictionary(s, b, put, &u);
-	series_rows(s, b, put, type, ids);
-	sample_rows(b, put, type, ids, rows, (size_t)nrows,
-		    (uint32_t)floor_to(put->from, ch_level_step[0]));
-	if (!known_type(s, b, put->service)) {
-		bool created;
-		void **slot = hashmap__insert(b->types_new, put->service, strlen(put->service),
-					      &created);
-		*slot = xstrdup(type);
+	for (size_t i = 0; i < n; i++) {
+		const struct store_put *p = puts[i];
+		add_dictionary(s, b, p, &pr[i].u);
+		series_rows(s, b, p, pr[i].type, pr[i].ids);
+		sample_rows(b, p, pr[i].type, pr[i].ids, pr[i].rows, (size_t)pr[i].nrows,
+			    (uint32_t)floor_to(p->from, ch_level_step[0]));
+		if (!known_type(s, b, p->service)) {
+			bool created;
+			void **slot = hashmap__insert(b->types_new, p->service,
+						      strlen(p->service), &created);
+			*slot = xstrdup(pr[i].type);
+		}
 	}
 	ret = ch__batch_commit(s, b, err, errlen);
 	pthread_mutex_unlock(&s->mu);
 out:
-	free_uses(&u);
-	free(rows);
-	free(ids);
+	for (size_t i = 0; i < n; i++)
+		prep_release(&pr[i]);
 	return ret;
 }

@@ -225,6 +225,7 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 	const struct profile *p = put->profile;
 	size_t nr_names = profile__nr_names(p), nr_stacks = profile__nr_stacks(p);
 	uint32_t *fmap = xcalloc(nr_names ? nr_names : 1, sizeof(*fmap));
+	const uint32_t max_depth = store_put__max_depth(put);
 	int64_t *series_id = xcalloc(put->nr_series, sizeof(*series_id));
 	struct row_vec *vec = xcalloc(put->nr_series, sizeof(*vec));
 	int64_t service = 0;
@@ -251,7 +252,7 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 			ret = -EINVAL;
 			break;
 		}
-		for (uint32_t j = put->skip; !ret && j < st.depth && j - put->skip < STORE_MAX_DEPTH;
+		for (uint32_t j = put->skip; !ret && j < st.depth && j - put->skip < max_depth;
 		     j++) {
 			uint32_t pf = st.frames[j];
 			if (!fmap[pf])
@@ -301,11 +302,9 @@ static int put_locked(struct sqlite_store *s, const struct store_put *put, char 
 	return ret;
 }
 
-int sq__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+/* Checks what put_locked does not: the put's fields and its time. Returns 0 or -EINVAL. */
+static int validate(const struct store_put *put, char *err, size_t errlen)
 {
-	struct sqlite_store *s = (struct sqlite_store *)st;
-	int rc, ret;
-
 	if (!put->service || !*put->service || !put->nr_series || put->until < put->from ||
 	    put->type_index >= profile__nr_types(put->profile)) {
 		errmsg(err, errlen, "failed to store profile: %s",
@@ -318,6 +317,16 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 		errmsg(err, errlen, "failed to store profile: it starts more than a day from now");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int sq__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+{
+	struct sqlite_store *s = (struct sqlite_store *)st;
+	int rc, ret;
+
+	if (validate(put, err, errlen) || (put->also && validate(put->also, err, errlen)))
+		return -EINVAL;
 	sq__mirror_wrlock(s);	/* reads see the mirror and the database as committed */
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc) {
@@ -327,6 +336,8 @@ int sq__put(struct store *st, const struct store_put *put, char *err, size_t err
 	ret = s->done_until[1] ? 0 : sq__rollup_init(s, put->from, err, errlen);
 	if (!ret)
 		ret = put_locked(s, put, err, errlen);
+	if (!ret && put->also)	/* in the same transaction: both or neither */
+		ret = put_locked(s, put->also, err, errlen);
 	if (!ret) {
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 		if (rc)

@@ -99,11 +99,24 @@ struct store_put {
 	size_t nr_series;
 	const uint32_t *stack_series;
 	uint32_t skip;
+	/* Frames kept of each stack after skip, from the root (the leaf end is cut, as
+	 * Pyroscope's max_profile_stacktrace_depth cuts it); 0 or more than
+	 * STORE_MAX_DEPTH: STORE_MAX_DEPTH. */
+	uint32_t max_depth;
+	/* Another put (with no `also` of its own) stored in the same write: both are stored
+	 * or neither is (the span companion of server/ingest_spans.c); NULL: none. */
+	const struct store_put *also;
 	/* Service metadata for Pyroscope's render (may be NULL/0: keep what is known). */
 	const char *units;
 	const char *spy_name;
 	uint32_t sample_rate;
 };
+
+/* The frames put keeps of a stack: max_depth, bounded by STORE_MAX_DEPTH. */
+static inline uint32_t store_put__max_depth(const struct store_put *put)
+{
+	return put->max_depth && put->max_depth < STORE_MAX_DEPTH ? put->max_depth : STORE_MAX_DEPTH;
+}
 
 struct store_service {
 	char *name;

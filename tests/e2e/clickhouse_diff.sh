@@ -4,7 +4,9 @@
 # one on a one-node ClickHouse, and spread over two kiln servers on a two-shard ClickHouse
 # cluster (Distributed tables, no ZooKeeper); render, render-diff, series, labels, label
 # values and apps, and the Connect querier calls Grafana makes, then give the same answers
-# on all four servers, and ClickHouse really holds the rows on both shards.
+# on all four servers, and ClickHouse really holds the rows on both shards. A pprof with
+# span_id labels is stored with its span companion in one write (one batch on
+# ClickHouse): SelectMergeSpanProfile answers alike too.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 . "$(dirname "$0")/../lib_clickhouse.sh"
@@ -45,6 +47,29 @@ series = (label("__name__", "memory") + label("service_name", "connectapp") +
           label("pod", "web-1") + field(2, field(1, open(sys.argv[1], "rb").read())))
 sys.stdout.buffer.write(field(1, series))
 PY
+# a CPU pprof whose samples carry span ids: main;alpha 7 in span ...aa, main;beta 3 in
+# span ...bb, main;idle 5 in none (10 ms samples)
+PYTHONPATH="$ROOT/tests/tools" python3 - > "$T/spans.pprof" <<'PY'
+import sys
+from protowire import field, varint, vfield
+strings = ["", "cpu", "nanoseconds", "main", "alpha", "beta", "idle", "span_id",
+           "00000000000000aa", "00000000000000bb"]
+s = {v: i for i, v in enumerate(strings)}
+def packed(num, vals):
+    return field(num, b"".join(varint(v) for v in vals))
+out = field(1, vfield(1, s["cpu"]) + vfield(2, s["nanoseconds"]))
+for fid, name in enumerate(["main", "alpha", "beta", "idle"], 1):
+    out += field(5, vfield(1, fid) + vfield(2, s[name]))
+    out += field(4, vfield(1, fid) + field(4, vfield(1, fid)))
+for leaf, n, span in ((2, 7, "00000000000000aa"), (3, 3, "00000000000000bb"), (4, 5, None)):
+    sample = packed(1, [leaf, 1]) + packed(2, [n * 10000000])
+    if span:
+        sample += field(3, vfield(1, s["span_id"]) + vfield(2, s[span]))
+    out += field(2, sample)
+out += b"".join(field(6, x) for x in strings)
+out += field(11, vfield(1, s["cpu"]) + vfield(2, s["nanoseconds"])) + vfield(12, 10000000)
+sys.stdout.buffer.write(out)
+PY
 
 # upload N: the N-th upload, the same for every backend
 upload() {
@@ -66,10 +91,12 @@ upload() {
 		"${url}ingest?name=goapp%7Bpod%3Dweb-0%7D&format=pprof&from=$((now - 50))&until=$((now - 40))") ;;
 	9) code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/proto' \
 		--data-binary @"$T/push.bin" "${url}push.v1.PusherService/Push") ;;
+	10) code=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary @"$T/spans.pprof" \
+		"${url}ingest?name=spanapp&format=pprof&from=$((now - 30))&until=$((now - 20))") ;;
 	esac
 	[ "$code" = 200 ] || fail "upload $n to $url got $code: $(cat "$T/upload.reply" "$T/ingest.reply" 2>/dev/null)"
 }
-for n in $(seq 9); do
+for n in $(seq 10); do
 	upload "$KURL_lite" "$n"
 	upload "$KURL_one" "$n"
 	# the cluster's uploads alternate between its two kiln servers
@@ -134,6 +161,7 @@ calls=(
 	"LabelValues {\"name\":\"host\",\"start\":\"$Fm\",\"end\":\"$Um\"}"
 	"SelectMergeStacktraces {\"profileTypeID\":\"process_cpu:samples:count:cpu:nanoseconds\",\"labelSelector\":\"{service_name=\\\"app\\\",host=\\\"h1\\\"}\",\"start\":\"$Fm\",\"end\":\"$Um\"}"
 	"SelectSeries {\"profileTypeID\":\"process_cpu:samples:count:cpu:nanoseconds\",\"labelSelector\":\"{service_name=\\\"app\\\"}\",\"start\":\"$Fm\",\"end\":\"$Um\",\"step\":3600,\"groupBy\":[\"host\"]}"
+	"SelectMergeSpanProfile {\"profileTypeID\":\"process_cpu:cpu:nanoseconds:cpu:nanoseconds\",\"labelSelector\":\"{service_name=\\\"spanapp\\\"}\",\"spanSelector\":[\"00000000000000aa\"],\"start\":\"$Fm\",\"end\":\"$Um\"}"
 )
 for c in "${calls[@]}"; do
 	i=$((i + 1))
@@ -156,6 +184,7 @@ done
 # the answers hold something: not an empty store on every side
 grep -q '"numTicks":0[,}]' "$T/q1.lite" && fail "checkout is empty"
 grep -q 'ngx_http_handler' "$T/q2.lite" || fail "the container filter lost nginx"
+grep -q '"total":"70000000"' "$T/q$i.lite" || fail "the span profile of ...aa: $(cat "$T/q$i.lite")"
 
 # both shards hold sample rows, and the Distributed table sees them all
 r1=$(ch_query s1 "SELECT count() FROM kiln.samples_local")

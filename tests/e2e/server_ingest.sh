@@ -21,11 +21,28 @@ code=$(gprofiler_upload checkout e2e-token "$T/session.col" "$start" "$end")
 [ "$code" = 200 ] || fail "upload got $code: $(cat "$T/upload.reply")"
 grep -q '"message":"ok"' "$T/upload.reply" || fail "unexpected reply $(cat "$T/upload.reply")"
 
-# The merged profile keeps the stacks from the process name down.
+# The .col export is the .col layout again: container and process in the prefix.
 curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=checkout&from=now-1h&until=now&format=collapsed" > "$T/all.col" ||
 	fail "render collapsed failed"
-grep -qx 'python3;main_\[p\];compute_\[p\] 120' "$T/all.col" || fail "python stack missing: $(cat "$T/all.col")"
-grep -qx 'nginx;main;ngx_http_handler 50' "$T/all.col" || fail "nginx stack missing"
+grep -qx '0;;python3;main_\[p\];compute_\[p\] 120' "$T/all.col" || fail "python stack missing: $(cat "$T/all.col")"
+grep -qx '0;web-1;nginx;main;ngx_http_handler 50' "$T/all.col" || fail "nginx stack missing"
+grep -qx '0;web-1;nginx;main;ngx_process_events;epoll_wait_\[k\] 30' "$T/all.col" ||
+	fail "nginx's kernel stack missing"
+# a round trip: kiln report reads it as a .col (and writes the same stacks), and a
+# re-upload of the export keeps the containers and processes as labels
+"$KILN" report "$T/all.col" -f col | grep -v '^#' | sort > "$T/report.col" || fail "kiln report failed"
+[ "$(grep -v '^#' "$T/all.col" | sort)" = "$(cat "$T/report.col")" ] ||
+	fail "kiln report changed the export: $(cat "$T/report.col")"
+code=$(gprofiler_upload again e2e-token "$T/all.col" "$start" "$end")
+[ "$code" = 200 ] || fail "re-upload got $code: $(cat "$T/upload.reply")"
+[ "$(curl -sf -H "$READ_AUTH" "${URL}pyroscope/label-values?label=container&query=again")" = '["web-1"]' ] ||
+	fail "the re-upload lost the container"
+[ "$(curl -sf -H "$READ_AUTH" "${URL}pyroscope/label-values?label=process&query=again")" = '["nginx","python3"]' ] ||
+	fail "the re-upload lost the processes"
+curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=again&from=now-1h&until=now&format=collapsed" |
+	grep -v '^#' | sort > "$T/again.col"
+[ "$(grep -v '^#' "$T/all.col" | sort)" = "$(cat "$T/again.col")" ] ||
+	fail "the re-upload's export differs: $(cat "$T/again.col")"
 
 # Label filters: container and process came from the .col prefix, host from the body.
 curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=checkout%7Bcontainer%3D%22web-1%22%7D&format=collapsed" > "$T/web.col"

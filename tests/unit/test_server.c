@@ -103,12 +103,12 @@ static void test_upload_and_query(void **state)
 	assert_int_equal(uploader__health_check(u, err, sizeof(err)), 0);
 	assert_int_equal(uploader__send(u, p, now - 60, now, err, sizeof(err)), 0);
 
+	/* the export is the .col layout again: the prefix frames became labels, and back */
 	collapsed(port, "web", &reply);
-	assert_non_null(strstr(reply.buf, "\nworker;main;alpha 42\n"));
-	assert_non_null(strstr(reply.buf, "\nsshd;poll 1\n"));
-	/* prefix frames became labels */
+	assert_non_null(strstr(reply.buf, "\n0;ctr;worker;main;alpha 42\n"));
+	assert_non_null(strstr(reply.buf, "\n0;;sshd;poll 1\n"));
 	collapsed(port, "web%7Bcontainer%3D%22ctr%22%2Chost%21%3D%22%22%7D", &reply);
-	assert_non_null(strstr(reply.buf, "worker;main;alpha 42"));
+	assert_non_null(strstr(reply.buf, "\n0;ctr;worker;main;alpha 42\n"));
 	assert_null(strstr(reply.buf, "sshd"));
 	assert_int_equal(http(port, "/pyroscope/label-values?label=process&query=web", NULL, NULL,
 			      0, &reply), 200);
@@ -241,13 +241,13 @@ static void test_spool_survives_server_down(void **state)
 	assert_int_equal(uploader__send(u, c, now - 60, now, err, sizeof(err)), 0);
 	assert_int_equal(uploader__spooled(u), 0);
 	collapsed(port, "batch", &reply);
-	assert_non_null(strstr(reply.buf, "worker;main;first 5"));
-	assert_non_null(strstr(reply.buf, "worker;main;second 7"));
-	assert_non_null(strstr(reply.buf, "worker;main;third 9"));
+	assert_non_null(strstr(reply.buf, "0;ctr;worker;main;first 5"));
+	assert_non_null(strstr(reply.buf, "0;ctr;worker;main;second 7"));
+	assert_non_null(strstr(reply.buf, "0;ctr;worker;main;third 9"));
 	/* Each spooled session was sent once: counts are not doubled by a second flush. */
 	assert_int_equal(uploader__flush(u, err, sizeof(err)), 0);
 	collapsed(port, "batch", &reply);
-	assert_non_null(strstr(reply.buf, "worker;main;first 5\n"));
+	assert_non_null(strstr(reply.buf, "\n0;ctr;worker;main;first 5\n"));
 	uploader__free(u);
 	profile__free(a);
 	profile__free(b);

@@ -193,12 +193,90 @@ static void test_push_limits(void **state)
 	strbuf_release(&data);
 }
 
+/* Collapsed stacks of service over the last hour (no header line). */
+static void collapsed(uint16_t port, const char *service, struct strbuf *out)
+{
+	struct strbuf path = STRBUF_INIT;
+
+	strbuf_addf(&path, "/render?query=%s&from=now-1h&until=now&format=collapsed", service);
+	assert_int_equal(http(port, path.buf, NULL, NULL, 0, out), 200);
+	strbuf_release(&path);
+}
+
+/* A folded push of service: a stack of depth frames named <prefix>0.. with count. */
+static void push_deep(uint16_t port, const char *service, const char *prefix, int depth,
+		      int count)
+{
+	struct strbuf body = STRBUF_INIT, path = STRBUF_INIT, reply = STRBUF_INIT;
+	int64_t now = time(NULL);
+
+	for (int i = 0; i < depth; i++)
+		strbuf_addf(&body, "%s%s%d", i ? ";" : "", prefix, i);
+	strbuf_addf(&body, " %d\n", count);
+	strbuf_addf(&path, "/ingest?name=%s&from=%lld&until=%lld", service,
+		    (long long)(now - 10), (long long)now);
+	assert_int_equal(http(port, path.buf, NULL, body.buf, body.len, &reply), 200);
+	strbuf_release(&body);
+	strbuf_release(&path);
+	strbuf_release(&reply);
+}
+
+/* Pyroscope's max_profile_stacktrace_depth: a stack of 1,000 frames is stored whole, one
+ * of 1,001 loses its leaf (the root end is kept), and the flag moves the bound. */
+static void test_stack_depth(void **state)
+{
+	struct strbuf data = STRBUF_INIT, reply = STRBUF_INIT, want = STRBUF_INIT;
+	char err[256];
+
+	strbuf_addf(&data, "%s/data", dir);
+	struct server_options o = { .listen = "127.0.0.1:0", .data_dir = data.buf,
+				    .tokens = writers, .nr_tokens = 1, .read_tokens = readers,
+				    .nr_read_tokens = 1, .threads = 2 };
+	struct server *srv = server__start(&o, err, sizeof(err));
+	if (!srv)
+		fail_msg("%s", err);
+	uint16_t port = server__port(srv);
+
+	push_deep(port, "under.cpu", "f", 1000, 3);
+	collapsed(port, "under.cpu", &reply);
+	for (int i = 0; i < 1000; i++)
+		strbuf_addf(&want, "%sf%d", i ? ";" : "\n", i);
+	strbuf_addstr(&want, " 3\n");
+	assert_non_null(strstr(reply.buf, want.buf));
+	push_deep(port, "over.cpu", "g", 1001, 4);
+	collapsed(port, "over.cpu", &reply);
+	strbuf_reset(&want);
+	for (int i = 0; i < 1000; i++)
+		strbuf_addf(&want, "%sg%d", i ? ";" : "\n", i);
+	strbuf_addstr(&want, " 4\n");
+	assert_non_null(strstr(reply.buf, want.buf));
+	assert_null(strstr(reply.buf, "g1000"));
+	server__stop(srv);
+
+	/* --max-stack-depth 5: a 6-frame stack merges with its 5-frame root */
+	o.max_stack_depth = 5;
+	srv = server__start(&o, err, sizeof(err));
+	if (!srv)
+		fail_msg("%s", err);
+	port = server__port(srv);
+	push_deep(port, "five.cpu", "h", 5, 1);
+	push_deep(port, "five.cpu", "h", 6, 2);
+	collapsed(port, "five.cpu", &reply);
+	assert_non_null(strstr(reply.buf, "\nh0;h1;h2;h3;h4 3\n"));
+	assert_null(strstr(reply.buf, "h5"));
+	server__stop(srv);
+	strbuf_release(&data);
+	strbuf_release(&reply);
+	strbuf_release(&want);
+}
+
 static void test_defaults(void **state)
 {
 	struct server s = { 0 };
 
 	assert_int_equal(ingest__max_profile_bytes(&s), 4 << 20);
 	assert_int_equal(ingest__max_samples(&s), 16000);
+	assert_int_equal(ingest__max_depth(&s), 1000);
 	s.opts.max_profile_bytes = 10;
 	s.opts.max_profile_samples = SIZE_MAX;
 	assert_int_equal(ingest__max_profile_bytes(&s), 10);
@@ -219,6 +297,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_push_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stack_depth, setup, teardown),
 		cmocka_unit_test(test_defaults),
 	};
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -2,7 +2,9 @@
  * process): a pushed pprof whose samples carry span_id / profile_id labels answers
  * SelectMergeSpanProfile for exactly the spans asked for, its spans never become series
  * or services, and the ordinary selects count each sample once; Diff of two selections
- * has each side's ticks and nodes of both. */
+ * has each side's ticks and nodes of both. A failed write of the span companion (a
+ * trigger in the real SQLite store refuses it) leaves nothing stored, so the client's
+ * retry stores the profile once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "format/pprof.h"
 #include "profile/profile.h"
@@ -62,8 +66,8 @@ static void add(struct profile *p, const char *leaf, const char *key, const char
 }
 
 /* Pushes spans aaaa (alpha, 7 samples), BBBB (beta, 3, as a legacy profile_id) and a
- * span-less idle (5) as one CPU pprof to app. */
-static void push(uint16_t port)
+ * span-less idle (5) as one CPU pprof to app; returns the HTTP status. */
+static long push_status(uint16_t port)
 {
 	struct profile *p = profile__new();
 	const struct profile_type cpu = { "cpu", "nanoseconds" };
@@ -75,11 +79,17 @@ static void push(uint16_t port)
 	add(p, "beta", "profile_id", "00000000000000BB", 3);
 	add(p, "idle", NULL, NULL, 5);
 	assert_int_equal(pprof__write_raw(&body, p), 0);
-	assert_int_equal(post(port, "/ingest?name=app&format=pprof&from=now-60&until=now", "writer",
-			      "application/octet-stream", body.buf, body.len, &reply), 200);
+	long status = post(port, "/ingest?name=app&format=pprof&from=now-60&until=now", "writer",
+			   "application/octet-stream", body.buf, body.len, &reply);
 	profile__free(p);
 	strbuf_release(&body);
 	strbuf_release(&reply);
+	return status;
+}
+
+static void push(uint16_t port)
+{
+	assert_int_equal(push_status(port), 200);
 }
 
 /* A Connect JSON call; returns the status, *out the parsed answer (NULL when not JSON). */
@@ -309,6 +319,64 @@ static int teardown(void **state)
 	return scratch__remove(dir);
 }
 
+/* The merged CPU total of app (SelectMergeStacktraces), nanoseconds. */
+static long long app_total(uint16_t port)
+{
+	struct strbuf req = STRBUF_INIT;
+	long long now = (long long)time(NULL) * 1000, t;
+	json_t *ans;
+
+	strbuf_addf(&req, "{\"profileTypeID\":\"%s\",\"labelSelector\":\"{}\",\"start\":\"%lld\","
+		    "\"end\":\"%lld\"}", CPU, now - 3600000, now + 60000);
+	assert_int_equal(call(port, "SelectMergeStacktraces", req.buf, &ans), 200);
+	json_t *total = json_object_get(json_object_get(ans, "flamegraph"), "total");
+	t = json_is_string(total) ? atoll(json_string_value(total)) : json_integer_value(total);
+	json_decref(ans);
+	strbuf_release(&req);
+	return t;
+}
+
+/* Runs sql on the server's database from a connection of the test's own. */
+static void exec_sql(const char *sql)
+{
+	struct strbuf path = STRBUF_INIT;
+	sqlite3 *db = NULL;
+	char *msg = NULL;
+
+	strbuf_addf(&path, "%s/data/kiln.db", dir);
+	assert_int_equal(sqlite3_open(path.buf, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 10000);
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("'%s': %s", sql, msg);
+	sqlite3_close(db);
+	strbuf_release(&path);
+}
+
+/* The companion is written with the profile, both or neither: when its write fails
+ * after the main one went in (a trigger refuses the companion's service row), the push
+ * is refused and nothing is stored, so the retry stores the profile once (15 samples,
+ * not 30), its spans too. */
+static void test_span_store_atomic(void **state)
+{
+	struct server *srv = start();
+	uint16_t port = server__port(srv);
+	struct strbuf reply = STRBUF_INIT;
+
+	exec_sql("CREATE TRIGGER kiln_test_refuse_spans BEFORE INSERT ON services "
+		 "WHEN NEW.name LIKE '%#spans' BEGIN SELECT RAISE(ABORT, 'injected'); END");
+	long status = push_status(port);
+	assert_true(status >= 500);
+	assert_int_equal(post(port, "/api/apps", "reader", "text/plain", "", 0, &reply), 200);
+	assert_null(strstr(reply.buf, "\"app.cpu\""));	/* the main profile neither */
+	exec_sql("DROP TRIGGER kiln_test_refuse_spans");
+	push(port);	/* the client's retry */
+	assert_int_equal(app_total(port), 15 * MS);
+	assert_int_equal(span_total(port, "{service_name=\\\"app\\\"}", "\"00000000000000aa\"",
+				    NULL), 7 * MS);
+	server__stop(srv);
+	strbuf_release(&reply);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +384,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spans_stay_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_span_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_span_store_atomic, setup, teardown),
 	};
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,7 +112,7 @@ static void test_https_upload_verifies_the_server(void **state)
 
 	strbuf_addf(&path, "%s/render?query=tls&format=collapsed&from=now-1h&until=now", url.buf);
 	assert_int_equal(get(path.buf, true, &reply), 200);
-	assert_non_null(strstr(reply.buf, "\napp;main;tls_work 18\n"));
+	assert_non_null(strstr(reply.buf, "\n0;;app;main;tls_work 18\n"));
 	assert_int_equal(get(path.buf, false, &reply), 0);	/* unverified: no answer */
 	/* plain HTTP to the TLS port: no HTTP answer */
 	strbuf_reset(&path);
