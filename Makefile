@@ -10,7 +10,7 @@ CC      ?= cc
 V       ?= 0
 Q       := $(if $(filter 1,$(V)),,@)
 BUILD   := build
-PKGS    := libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf re2
+PKGS    := libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf re2 libwebsockets
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# --nodejs-mode attach-maps (gProfiler's) on two node processes started before kiln: kiln
+# opens each one's inspector with SIGUSR1, has it load libkiln-nodeperf.so, which writes
+# /tmp/perf-PID.map, and closes the inspector at once; at exit it stops the writing the
+# same way. Checks: the ratio workload's outer function (phase; alpha and beta are inlined
+# into it and vanish, as in any perf map) names most of its samples; no listening socket
+# of either process during the session (ss) nor after it; the map grows during the session
+# and stops growing after it, while the other workload keeps compiling new functions; and
+# that workload keeps running and prints what a run without kiln prints.
+. "$(dirname "$0")/../lib.sh"
+. "$ROOT/tests/workloads/lib.sh"
+NODE=$(command -v node || command -v nodejs) || skip "no node"
+LIB=$(dirname "$KILN")/libkiln-nodeperf.so
+[ -f "$LIB" ] || LIB=$ROOT/build/libkiln-nodeperf.so
+[ -f "$LIB" ] || fail "no libkiln-nodeperf.so beside $KILN (make all builds it when node_api.h is there)"
+command -v ss >/dev/null || fail "no ss (iproute2)"
+
+(cd "$T" && exec "$NODE" "$W/node_ratio.js" 120 >/dev/null 2>"$T/ratio.err") & ratio=$!
+(cd "$T" && exec "$NODE" "$W/node_newfn.js" 120 0 20 >"$T/newfn.out" 2>"$T/newfn.err") & newfn=$!
+reap $ratio $newfn
+trap 'rm -f "/tmp/perf-$ratio.map" "/tmp/perf-$newfn.map"; cleanup' EXIT
+sleep 1	# past start-up: phase is optimized
+
+# listening PID: the TCP sockets process PID listens on, as ss shows them
+listening() { ss -ltnpH | grep -E "pid=$1," || true; }
+size() { stat -c %s "$1" 2>/dev/null || echo 0; }
+
+"$KILN" record -o "$T/out" -d 8 -f 199 --no-flamegraph --nodejs-mode attach-maps \
+	--pids "$ratio,$newfn" >"$T/record.log" 2>&1 & kiln=$!
+# until kiln says both write their maps (or it ends)
+while kill -0 $kiln 2>/dev/null && [ "$(grep -c 'writes /tmp/perf-' "$T/record.log")" -lt 2 ]; do
+	sleep 0.1
+done
+[ "$(grep -c 'writes /tmp/perf-' "$T/record.log")" -eq 2 ] ||
+	fail "kiln did not attach both: $(cat "$T/record.log")"
+open_during=$(listening $ratio; listening $newfn)
+map=/tmp/perf-$newfn.map
+s1=$(size "$map")
+sleep 2
+s2=$(size "$map")
+wait $kiln || fail "kiln record failed: $(cat "$T/record.log")"
+COL=$T/out/last_profile.col
+open_after=$(listening $ratio; listening $newfn)
+[ -z "$open_during" ] || fail "a node process listens during the session: $open_during"
+[ -z "$open_after" ] || fail "a node process listens after the session: $open_after"
+[ "$s2" -gt "$s1" ] || fail "the map of the compiling workload did not grow during the session ($s1, $s2 bytes)"
+
+# after kiln: the map stays as it is while the workload goes on compiling
+r1=$(wc -l <"$T/newfn.out")
+a1=$(size "$map")
+sleep 3
+a2=$(size "$map")
+r2=$(wc -l <"$T/newfn.out")
+[ "$r2" -gt "$r1" ] || fail "the compiling workload stopped after kiln ($r1, $r2 rounds)"
+[ "$a1" -eq "$a2" ] || fail "the map grew after kiln exited ($a1 -> $a2 bytes, rounds $r1 -> $r2)"
+kill -0 $ratio && kill -0 $newfn || fail "a node process died"
+
+# the same output as a run without kiln: the complete lines so far
+kill $newfn
+wait $newfn 2>/dev/null
+n=$(($(wc -l <"$T/newfn.out") - 1))
+[ "$n" -gt 10 ] || fail "the compiling workload printed only $n rounds"
+"$NODE" "$W/node_newfn.js" 0 "$n" 0 >"$T/newfn.expected"
+cmp <(head -n "$n" "$T/newfn.out") "$T/newfn.expected" ||
+	fail "the workload printed other lines under kiln than without"
+
+# the ratio workload's samples name its outer function from the map: its main thread never
+# leaves the script's first run (node::LoadEnvironment); the other one runs in timers (uv_run)
+python3 - "$COL" <<'EOF' || fail "the perf map does not name the ratio workload's JavaScript"
+import sys
+total = named = 0
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    if line.startswith("#") or not line.strip():
+        continue
+    frames, _, count = line.rstrip("\n").rpartition(" ")
+    parts = frames.split(";")
+    if len(parts) < 3 or parts[2] != "node" or "node::LoadEnvironment" not in frames or "uv_run" in frames:
+        continue
+    total += int(count)
+    if any(p.startswith("JS:") and "phase " in p and "node_ratio.js:" in p for p in parts):
+        named += int(count)
+print(f"{named} of {total} samples of the ratio workload's main thread name phase")
+# the busy loop runs in phase's TurboFan code; the attach itself and GC take a few
+sys.exit(0 if total >= 200 and named >= 0.9 * total else 1)
+EOF
+pass "both attached, no port open, map stable after exit ($a1 bytes), $n rounds as without kiln"
