@@ -23,6 +23,7 @@
 #include "util/strbuf.h"
 
 #define MAX_LISTEN 64		/* listening sockets of one process looked at */
+#define INSPECTOR_PORT 9229	/* where SIGUSR1 opens it (other ports: --inspect-port) */
 #define MAX_REPLY (1u << 20)	/* bytes of an inspector message kept */
 
 struct lsock {
@@ -132,6 +133,20 @@ int nodeinsp__listening(pid_t pid)
 	int n = owned_listen(pid, s, MAX_LISTEN);
 
 	return n < 0 ? n : n > 0;
+}
+
+/* Whether a socket of pid's network namespace listens on port. */
+static bool port_taken(pid_t pid, unsigned port)
+{
+	struct lsock all[512];
+	size_t n = 0;
+
+	read_listen(pid, "tcp", false, all, &n, sizeof(all) / sizeof(all[0]));
+	read_listen(pid, "tcp6", true, all, &n, sizeof(all) / sizeof(all[0]));
+	for (size_t i = 0; i < n; i++)
+		if (all[i].port == port)
+			return true;
+	return false;
 }
 
 static bool has_inode(const struct lsock *s, int n, unsigned long inode)
@@ -517,6 +532,12 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		errmsg(reason, NODEINSP_REASON_MAX, "failed to read the sockets of pid %d: %s",
 		       (int)t->pid, strerror(-nb));
 		return nb;
+	}
+	if (port_taken(t->pid, INSPECTOR_PORT)) {
+		/* node would fail to open it (and say so on its stderr) */
+		errmsg(reason, NODEINSP_REASON_MAX, "port %d is taken in its network namespace",
+		       INSPECTOR_PORT);
+		return -EADDRINUSE;
 	}
 	if (kill(t->pid, SIGUSR1) < 0) {
 		err = -errno;

@@ -37,9 +37,11 @@ int nodeinsp__probe(pid_t pid, struct nodeinsp_target *t, char *reason);
 /* Opens t's inspector, evaluates the JavaScript expression expr in its main context
  * (returnByValue) and closes the inspector, each step bounded by timeout_ms. Writes the
  * value, when it is a string or a number, into value (size bytes, may be NULL). Returns 0;
- * otherwise a negative errno and a reason ("the inspector did not open in 3000 ms",
- * "ReferenceError: ..."). When the port is still open at the end, returns -EBUSY with a
- * reason whatever the expression gave (value is still written). */
+ * otherwise a negative errno and a reason: -EADDRINUSE when port 9229 is taken in its
+ * network namespace (nothing is sent), -ETIMEDOUT ("the inspector did not open in 3000
+ * ms"), -EPROTO ("the expression failed: ReferenceError: ..."). When the port is still
+ * open at the end, returns -EBUSY with a reason whatever the expression gave (value is
+ * still written). */
 int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int timeout_ms,
 		       char *value, size_t size, char *reason);
 

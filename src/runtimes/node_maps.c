@@ -197,6 +197,11 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 	free(jlib);
 	err = run(p, expr.buf, res, sizeof(res), reason);
 	strbuf_release(&expr);
+	if (err == -EADDRINUSE && now_ms() - p->since_ms < NOT_READY_MS) {
+		p->state = NM_WAITING;	/* another inspector has 9229 there: later */
+		p->next_ms = now_ms() + 1000;
+		return;
+	}
 	if (err == -EBUSY)
 		log_warn("nodejs: %s", reason);
 	if ((err < 0 && err != -EBUSY) || strcmp(res, "ok")) {

@@ -25,6 +25,7 @@ sleep 1	# past start-up: phase is optimized
 listening() { ss -ltnpH | grep -E "pid=$1," || true; }
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
+: >"$T/record.log"
 "$KILN" record -o "$T/out" -d 8 -f 199 --no-flamegraph --nodejs-mode attach-maps \
 	--pids "$ratio,$newfn" >"$T/record.log" 2>&1 & kiln=$!
 # until kiln says both write their maps (or it ends)
@@ -64,23 +65,7 @@ n=$(($(wc -l <"$T/newfn.out") - 1))
 cmp <(head -n "$n" "$T/newfn.out") "$T/newfn.expected" ||
 	fail "the workload printed other lines under kiln than without"
 
-# the ratio workload's samples name its outer function from the map: its main thread never
-# leaves the script's first run (node::LoadEnvironment); the other one runs in timers (uv_run)
-python3 - "$COL" <<'EOF' || fail "the perf map does not name the ratio workload's JavaScript"
-import sys
-total = named = 0
-for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
-    if line.startswith("#") or not line.strip():
-        continue
-    frames, _, count = line.rstrip("\n").rpartition(" ")
-    parts = frames.split(";")
-    if len(parts) < 3 or parts[2] != "node" or "node::LoadEnvironment" not in frames or "uv_run" in frames:
-        continue
-    total += int(count)
-    if any(p.startswith("JS:") and "phase " in p and "node_ratio.js:" in p for p in parts):
-        named += int(count)
-print(f"{named} of {total} samples of the ratio workload's main thread name phase")
-# the busy loop runs in phase's TurboFan code; the attach itself and GC take a few
-sys.exit(0 if total >= 200 and named >= 0.9 * total else 1)
-EOF
+# the ratio workload's samples name its outer function from the map (the attach itself
+# and GC take a few)
+python3 "$W/nodemapcheck.py" phase "$COL" 0.9 || fail "the perf map does not name phase"
 pass "both attached, no port open, map stable after exit ($a1 bytes), $n rounds as without kiln"
