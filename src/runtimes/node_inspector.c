@@ -521,7 +521,7 @@ static void leave_netns(int back)
 }
 
 int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int timeout_ms,
-		       char *value, size_t size, char *reason)
+		       char *value, size_t size, unsigned *open_ms, char *reason)
 {
 	struct lsock before[MAX_LISTEN], now[MAX_LISTEN], sock, *insp = NULL;
 	char path[256], first[NODEINSP_REASON_MAX] = "";
@@ -539,6 +539,9 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		       INSPECTOR_PORT);
 		return -EADDRINUSE;
 	}
+	if (open_ms)
+		*open_ms = 0;
+	uint64_t signalled = now_ms();
 	if (kill(t->pid, SIGUSR1) < 0) {
 		err = -errno;
 		errmsg(reason, NODEINSP_REASON_MAX, "failed to signal pid %d: %s", (int)t->pid,
@@ -573,6 +576,8 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 	for (int step = 5;; step = step < 100 ? step * 2 : 100) {
 		nn = owned_listen(t->pid, now, MAX_LISTEN);
 		if (nn < 0 || !has_inode(now, nn, sock.inode)) {
+			if (open_ms)
+				*open_ms = (unsigned)(now_ms() - signalled);
 			errmsg(reason, NODEINSP_REASON_MAX, "%s", first);
 			return err;
 		}

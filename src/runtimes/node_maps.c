@@ -139,10 +139,11 @@ out:
 
 /* Runs expr in p and checks that the answer, "<pid> <result>", came from p. Writes the
  * result into res. */
-static int run(struct nm_proc *p, const char *expr, char *res, size_t size, char *reason)
+static int run(struct nm_proc *p, const char *expr, char *res, size_t size, unsigned *open_ms,
+	       char *reason)
 {
 	char value[256] = "";
-	int err = nodeinsp__evaluate(&p->t, expr, TIMEOUT_MS, value, sizeof(value), reason);
+	int err = nodeinsp__evaluate(&p->t, expr, TIMEOUT_MS, value, sizeof(value), open_ms, reason);
 	char *sp = strchr(value, ' ');
 
 	if (err < 0 && err != -EBUSY)
@@ -195,7 +196,8 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 		    "return process.pid + ' ' + m.exports.start(%d); })()",
 		    jlib, p->t.same_pidns ? (int)getpid() : 0);
 	free(jlib);
-	err = run(p, expr.buf, res, sizeof(res), reason);
+	unsigned open_ms = 0;
+	err = run(p, expr.buf, res, sizeof(res), &open_ms, reason);
 	strbuf_release(&expr);
 	if (err == -EADDRINUSE && now_ms() - p->since_ms < NOT_READY_MS) {
 		p->state = NM_WAITING;	/* another inspector has 9229 there: later */
@@ -210,8 +212,8 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 		goto skip;
 	}
 	p->state = NM_ATTACHED;
-	log_info("nodejs: pid %d writes /tmp/perf-%d.map (attach-maps)", (int)p->pid,
-		 (int)p->t.nspid);
+	log_info("nodejs: pid %d writes /tmp/perf-%d.map (attach-maps; its inspector was open "
+		 "for %u ms)", (int)p->pid, (int)p->t.nspid, open_ms);
 	return;
 skip:
 	log_info("nodejs: not attaching to pid %d: %s", (int)p->pid, reason);
@@ -227,11 +229,13 @@ static void detach(struct nm_proc *p)
 	p->state = NM_STOPPED;
 	if (start_time(p->pid) != p->start || nodeinsp__probe(p->pid, &t, reason) < 0)
 		return;	/* gone, or another process now */
-	int err = run(p, expr, res, sizeof(res), reason);
+	unsigned open_ms = 0;
+	int err = run(p, expr, res, sizeof(res), &open_ms, reason);
 	if (err < 0)
 		log_warn("nodejs: failed to stop the perf map of pid %d: %s", (int)p->pid, reason);
 	else
-		log_debug("nodejs: pid %d wrote %s perf-map lines", (int)p->pid, res);
+		log_info("nodejs: pid %d stopped its perf map after %s lines (inspector open for %u "
+			 "ms)", (int)p->pid, res, open_ms);
 }
 
 /* The next process to look at now (lock held), or NULL; *wait_ms: when to look again. */

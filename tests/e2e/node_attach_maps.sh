@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# --nodejs-mode attach-maps (gProfiler's) on two node processes started before kiln: kiln
+# --nodejs-mode attach-maps (gProfiler's) on a node started before kiln and one started
+# while it records: kiln
 # opens each one's inspector with SIGUSR1, has it load libkiln-nodeperf.so, which writes
 # /tmp/perf-PID.map, and closes the inspector at once; at exit it stops the writing the
 # same way. Checks: the ratio workload's outer function (phase; alpha and beta are inlined
@@ -15,8 +16,15 @@ LIB=$(dirname "$KILN")/libkiln-nodeperf.so
 [ -f "$LIB" ] || fail "no libkiln-nodeperf.so beside $KILN (make all builds it when node_api.h is there)"
 command -v ss >/dev/null || fail "no ss (iproute2)"
 
-(cd "$T" && exec "$NODE" "$W/node_ratio.js" 120 >/dev/null 2>"$T/ratio.err") & ratio=$!
-(cd "$T" && exec "$NODE" "$W/node_newfn.js" 120 0 20 >"$T/newfn.out" 2>"$T/newfn.err") & newfn=$!
+# --no-use-osr: V8 does not enumerate optimized code that no function holds, such as the
+# on-stack-replacement code of phase's loop when V8 made it before the attach and keeps
+# entering it; such code stays unnamed (docs/agent.md), in about a third of the runs here
+(cd "$T" && exec "$NODE" --no-use-osr "$W/node_ratio.js" 120 >/dev/null 2>"$T/ratio.err") & ratio=$!
+# the other one starts during the session, as a child of a process kiln was given, under a
+# name of its own (the comm of its samples)
+ln -s "$(readlink -f "$NODE")" "$T/nodenew"
+(cd "$T" && exec bash -c "sleep 2; exec '$T/nodenew' '$W/node_newfn.js' 120 0 20 >'$T/newfn.out' 2>'$T/newfn.err'") &
+newfn=$!	# the same pid once bash has exec'd node
 reap $ratio $newfn
 trap 'rm -f "/tmp/perf-$ratio.map" "/tmp/perf-$newfn.map"; cleanup' EXIT
 sleep 1	# past start-up: phase is optimized
@@ -28,7 +36,8 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 : >"$T/record.log"
 "$KILN" record -o "$T/out" -d 8 -f 199 --no-flamegraph --nodejs-mode attach-maps \
 	--pids "$ratio,$newfn" >"$T/record.log" 2>&1 & kiln=$!
-# until kiln says both write their maps (or it ends)
+# until kiln says both write their maps (or it ends): the second one is attached once it
+# has exec'd node and handles SIGUSR1
 while kill -0 $kiln 2>/dev/null && [ "$(grep -c 'writes /tmp/perf-' "$T/record.log")" -lt 2 ]; do
 	sleep 0.1
 done
@@ -68,4 +77,5 @@ cmp <(head -n "$n" "$T/newfn.out") "$T/newfn.expected" ||
 # the ratio workload's samples name its outer function from the map (the attach itself
 # and GC take a few)
 python3 "$W/nodemapcheck.py" phase "$COL" 0.9 || fail "the perf map does not name phase"
+grep nodejs: "$T/record.log"
 pass "both attached, no port open, map stable after exit ($a1 bytes), $n rounds as without kiln"

@@ -18,8 +18,9 @@ err=$(unshare --net --mount --pid --fork --mount-proc sh -c 'ip link set lo up' 
 	[ "$(stat -c %d:%i /)" != "$(stat -c %d:%i /proc/1/root/. 2>/dev/null)" ] && where="inside a chroot: "
 	skip "${where}unshare cannot make node's network, mount and PID namespaces: $err"
 }
+# --no-use-osr: see node_attach_maps.sh
 unshare --net --mount --pid --fork --mount-proc sh -c \
-	"ip link set lo up && mount -t tmpfs none /tmp && exec '$NODE' '$W/node_ratio.js' 60 10 '$T'" \
+	"ip link set lo up && mount -t tmpfs none /tmp && exec '$NODE' --no-use-osr '$W/node_ratio.js' 60 10 '$T'" \
 	>"$T/ratio.out" 2>&1 &
 reap $!
 pid=""

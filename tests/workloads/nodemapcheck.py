@@ -3,9 +3,9 @@
 JavaScript frames are named from a perf map ("JS:*phase /path/node_ratio.js:33:15").
 
   nodemapcheck.py phase COL MIN
-      of the samples of the node_ratio.js workload's main thread (comm node, inside
-      node::LoadEnvironment, which its busy loop never leaves, and not in uv_run, where a
-      node that returns to its event loop runs), at least MIN (0..1) have a perf-map frame
+      of the samples of the node_ratio.js workload's main thread (comm node: run no other
+      node under that name; inside node::LoadEnvironment, which its busy loop never leaves,
+      and not in uv_run), at least MIN (0..1) have a perf-map frame
       naming its outer function phase in node_ratio.js, and there are 200 at least.
       (alpha and beta are inlined into phase: a perf map cannot name them.)
 
@@ -18,6 +18,7 @@ def main():
     if len(sys.argv) != 4 or sys.argv[1] != "phase":
         sys.exit(__doc__)
     total = named = 0
+    other = {}
     with open(sys.argv[2], encoding="utf-8", errors="replace") as f:
         for line in f:
             if line.startswith("#") or not line.strip():
@@ -30,7 +31,12 @@ def main():
             total += int(count)
             if any(p.startswith("JS:") and "phase " in p and "node_ratio.js:" in p for p in parts):
                 named += int(count)
+            else:
+                leaf = ";".join(parts[-4:])
+                other[leaf] = other.get(leaf, 0) + int(count)
     print(f"{named} of {total} samples of the ratio workload's main thread name phase")
+    for leaf, n in sorted(other.items(), key=lambda kv: -kv[1])[:4]:
+        print(f"  without phase: {n} ...;{leaf[:300]}")
     sys.exit(0 if total >= 200 and named >= float(sys.argv[3]) * total else 1)
 
 
