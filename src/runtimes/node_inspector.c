@@ -527,6 +527,8 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 	char path[256], first[NODEINSP_REASON_MAX] = "";
 	int nb, nn = 0, err, back = -1;
 
+	if (open_ms)
+		*open_ms = 0;
 	nb = owned_listen(t->pid, before, MAX_LISTEN);
 	if (nb < 0) {
 		errmsg(reason, NODEINSP_REASON_MAX, "failed to read the sockets of pid %d: %s",
@@ -539,8 +541,6 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		       INSPECTOR_PORT);
 		return -EADDRINUSE;
 	}
-	if (open_ms)
-		*open_ms = 0;
 	uint64_t signalled = now_ms();
 	if (kill(t->pid, SIGUSR1) < 0) {
 		err = -errno;
