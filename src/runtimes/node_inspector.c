@@ -203,6 +203,7 @@ int nodeinsp__probe(pid_t pid, struct nodeinsp_target *t, char *reason)
 						 "--perf-prof", "--disable-sigusr1", NULL };
 	char path[64], line[256], self[32], other[32], flag[32];
 	unsigned long long sigcgt = 0;
+	unsigned uid;
 	bool have_sig = false;
 	FILE *f;
 
@@ -216,6 +217,8 @@ int nodeinsp__probe(pid_t pid, struct nodeinsp_target *t, char *reason)
 		if (!strncmp(line, "NSpid:", 6)) {
 			char *last = strrchr(line, '\t');
 			t->nspid = (pid_t)strtol(last ? last + 1 : line + 6, NULL, 10);
+		} else if (sscanf(line, "Uid: %*u %u", &uid) == 1) {
+			t->uid = (uid_t)uid;
 		} else if (sscanf(line, "SigCgt: %llx", &sigcgt) == 1) {
 			have_sig = true;
 		}

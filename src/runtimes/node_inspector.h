@@ -21,6 +21,7 @@
 struct nodeinsp_target {
 	pid_t pid;		/* host pid */
 	pid_t nspid;		/* its pid in its own pid namespace */
+	uid_t uid;		/* its effective uid */
 	bool other_netns;	/* its 127.0.0.1 is not kiln's */
 	bool other_mntns;	/* its /tmp is not kiln's */
 	bool same_pidns;	/* it can see kiln's pid */

@@ -95,8 +95,8 @@ static int default_lib(char *buf, size_t size)
 }
 
 /* The library as the process sees it: copied once into its /tmp when it has another mount
- * namespace, under a name of the build's size and mtime (a copy is never rewritten: it
- * may be mapped). */
+ * namespace or runs as another user (who may not read kiln's directory), under a name of
+ * the build's size and mtime (a copy is never rewritten: it may be mapped). */
 static int place_lib(const struct node_maps *m, const struct nodeinsp_target *t, char *out,
 		     size_t size)
 {
@@ -105,7 +105,7 @@ static int place_lib(const struct node_maps *m, const struct nodeinsp_target *t,
 	struct stat st;
 	int fd, err;
 
-	if (!t->other_mntns) {
+	if (!t->other_mntns && t->uid == geteuid()) {
 		snprintf(out, size, "%s", m->lib);
 		return 0;
 	}

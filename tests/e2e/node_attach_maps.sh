@@ -15,15 +15,18 @@ LIB=$(dirname "$KILN")/libkiln-nodeperf.so
 [ -f "$LIB" ] || LIB=$ROOT/build/libkiln-nodeperf.so
 [ -f "$LIB" ] || fail "no libkiln-nodeperf.so beside $KILN (make all builds it when node_api.h is there)"
 command -v ss >/dev/null || fail "no ss (iproute2)"
+command -v setpriv >/dev/null || fail "no setpriv (util-linux)"
 
 # --no-use-osr: V8 does not enumerate optimized code that no function holds, such as the
 # on-stack-replacement code of phase's loop when V8 made it before the attach and keeps
 # entering it; such code stays unnamed (docs/agent.md), in about a third of the runs here
 (cd "$T" && exec "$NODE" --no-use-osr "$W/node_ratio.js" 120 >/dev/null 2>"$T/ratio.err") & ratio=$!
 # the other one starts during the session, as a child of a process kiln was given, under a
-# name of its own (the comm of its samples)
+# name of its own (the comm of its samples), as another user (nobody: kiln copies the
+# module into /tmp for it)
 ln -s "$(readlink -f "$NODE")" "$T/nodenew"
-(cd "$T" && exec bash -c "sleep 2; exec '$T/nodenew' '$W/node_newfn.js' 120 0 20 >'$T/newfn.out' 2>'$T/newfn.err'") &
+chmod 755 "$T"
+(cd "$T" && exec bash -c "sleep 2; exec setpriv --reuid=nobody --regid=nogroup --clear-groups '$T/nodenew' '$W/node_newfn.js' 120 0 20 >'$T/newfn.out' 2>'$T/newfn.err'") &
 newfn=$!	# the same pid once bash has exec'd node
 reap $ratio $newfn
 trap 'rm -f "/tmp/perf-$ratio.map" "/tmp/perf-$newfn.map"; cleanup' EXIT
@@ -64,6 +67,8 @@ r2=$(wc -l <"$T/newfn.out")
 [ "$r2" -gt "$r1" ] || fail "the compiling workload stopped after kiln ($r1, $r2 rounds)"
 [ "$a1" -eq "$a2" ] || fail "the map grew after kiln exited ($a1 -> $a2 bytes, rounds $r1 -> $r2)"
 kill -0 $ratio && kill -0 $newfn || fail "a node process died"
+[ "$(stat -c %U "$map")" = nobody ] || fail "the map of the process run as nobody is not its own"
+ls /tmp/libkiln-nodeperf-*.so >/dev/null 2>&1 || fail "the module was not copied into /tmp for nobody"
 
 # the same output as a run without kiln: the complete lines so far
 kill $newfn
