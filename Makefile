@@ -26,7 +26,7 @@ LIB_SRCS := $(sort $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/j
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets.o
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/san/assets.o
 # C++ only where a library has no C interface (util/re.cc: RE2), behind a C header.
-CXX_SRCS := $(sort $(shell find src -name '*.cc'))
+CXX_SRCS := $(sort $(shell find src -name '*.cc' ! -path 'src/nodeperf/*'))
 LIB_OBJS += $(CXX_SRCS:%.cc=$(BUILD)/obj/%.o)
 SAN_OBJS += $(CXX_SRCS:%.cc=$(BUILD)/san/%.o)
 CXXFLAGS_COMMON := -std=c++17 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter -Isrc $(PKG_CFLAGS)
@@ -152,9 +152,10 @@ $(BUILD)/libkiln-jvm.so: $(wildcard src/jvm/*.c src/jvm/*.h)
 
 # The N-API module --nodejs-mode attach-maps loads into running node processes (C; it
 # reaches V8's C++ API through dlsym), built when node's headers are there.
-$(BUILD)/libkiln-nodeperf.so: $(wildcard src/nodeperf/*.c src/nodeperf/*.h)
+$(BUILD)/libkiln-nodeperf.so: $(wildcard src/nodeperf/*.c src/nodeperf/*.h src/nodeperf/*.cc)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
+	$(Q)$(CXX) -std=c++17 -fsyntax-only -Wall -Werror -isystem $(NODE_INCLUDE) src/nodeperf/layout_check.cc
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -shared $(WARN) -isystem $(NODE_INCLUDE) \
 		-o $@ $(filter %.c,$^) -lpthread -ldl
 

@@ -7,10 +7,11 @@
  * struct jit_event mirrors v8::JitCodeEvent (include/v8-callbacks.h), x86-64 and arm64:
  * type and code_type (4-byte enums) at 0 and 4, code_start 8, code_len 16, script 24,
  * user_data 32, wasm_source_info 40, the union (name: str 48, len 56; new_code_start 48)
- * and isolate 72. Checked against Node 20's /usr/include/node/v8-callbacks.h (V8 11.3)
- * and the V8 sources shipped with Node 16 (v8.h) and Node 22 (V8 12.4): the same fields
- * in the same order since code_type came in V8 9.x; Node 24 (V8 13.6) is not checked. A
- * node without the two symbols gets "error: ..." from start() and is left alone.
+ * and isolate 72. layout_check.cc asserts it against the installed node headers at every
+ * build (Node 20's, V8 11.3, here); Debian's libnode-dev 18.20.4 (V8 10.2) and the V8
+ * sources shipped with Node 16 (v8.h) and Node 22 (V8 12.4) have the same fields in the
+ * same order; Node 24 (V8 13.6) is not checked. A node without the two symbols gets
+ * "error: ..." from start() and is left alone.
  *
  * The handler never harms the target: it runs in V8's threads (the main thread, and GC
  * threads for CODE_MOVED, which V8 serializes), allocates nothing (one table, made by

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks on a kiln .col file recorded with --nodejs-mode perf or attach-maps, whose
-JavaScript frames are named from a perf map ("JS:*phase /path/node_ratio.js:33:15").
+JavaScript frames are named from a perf map ("JS:*phase /path/node_ratio.js:33:15"; before V8 11
+"LazyCompile:*phase ...").
 
   nodemapcheck.py phase COL MIN
       of the samples of the node_ratio.js workload's main thread (comm node: run no other
@@ -12,6 +13,10 @@ JavaScript frames are named from a perf map ("JS:*phase /path/node_ratio.js:33:1
 Lines are '<index>;<container>;<comm>;<frames...> <count>'. Exit 0 when the check holds.
 """
 import sys
+
+# V8's tags of JavaScript code in a perf map: "JS:" since V8 11, "LazyCompile:" and
+# "Function:" before (Node 18)
+TAGS = ("JS:", "LazyCompile:", "Function:")
 
 
 def main():
@@ -29,7 +34,7 @@ def main():
                     or "uv_run" in frames):
                 continue
             total += int(count)
-            if any(p.startswith("JS:") and "phase " in p and "node_ratio.js:" in p for p in parts):
+            if any(p.startswith(TAGS) and "phase " in p and "node_ratio.js:" in p for p in parts):
                 named += int(count)
             else:
                 leaf = ";".join(parts[-4:])
