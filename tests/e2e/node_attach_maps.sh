@@ -68,7 +68,9 @@ r2=$(wc -l <"$T/newfn.out")
 [ "$a1" -eq "$a2" ] || fail "the map grew after kiln exited ($a1 -> $a2 bytes, rounds $r1 -> $r2)"
 kill -0 $ratio && kill -0 $newfn || fail "a node process died"
 [ "$(stat -c %U "$map")" = nobody ] || fail "the map of the process run as nobody is not its own"
-ls /tmp/libkiln-nodeperf-*.so >/dev/null 2>&1 || fail "the module was not copied into /tmp for nobody"
+copy=/tmp/libkiln-nodeperf-$(printf %x "$(stat -c %s "$LIB")")-$(printf %x "$(stat -c %Y "$LIB")").so
+cmp -s "$copy" "$LIB" || fail "the module was not copied into /tmp for nobody ($copy)"
+grep -q " $copy\$" "/proc/$newfn/maps" || fail "the process run as nobody did not load $copy"
 
 # the same output as a run without kiln: the complete lines so far
 kill $newfn
