@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/node_attach.sh [NODE] — what --nodejs-mode attach-maps costs the target (median of
 # REPS runs): how long kiln keeps each node's inspector port open at the attach and at the
-# stop (from kiln's log: SIGUSR1 to the port's close), the main thread's pause in the
+# stop (from kiln's log: from the first look that finds it listening to the first that does
+# not; node takes another 90-170 ms to open it after SIGUSR1), the main thread's pause in the
 # module's start() while V8 enumerates the existing code (timed inside node), the lines
 # the map gets, and the share of the ratio workload's main-thread samples that the map
 # names by its outer function (phase; its inlined alpha and beta cannot be named by a

@@ -552,7 +552,7 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		return err;
 	}
 	uint64_t end = now_ms() + (uint64_t)timeout_ms;
-	for (int step = 5; !insp; step = step < 100 ? step * 2 : 100) {
+	for (int step = 2; !insp; step = step < 10 ? step * 2 : 10) {	/* it is open meanwhile */
 		nn = owned_listen(t->pid, now, MAX_LISTEN);
 		for (int i = 0; i < nn && !insp; i++)
 			if (!has_inode(before, nb, now[i].inode))
@@ -566,21 +566,24 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		return nn < 0 ? nn : -ETIMEDOUT;
 	}
 	sock = *insp;
-	log_debug("nodejs: pid %d opened its inspector on %s port %u", (int)t->pid, sock.addr,
-		  sock.port);
+	uint64_t opened = now_ms();
+	log_debug("nodejs: pid %d opened its inspector on %s port %u, %u ms after the signal",
+		  (int)t->pid, sock.addr, sock.port, (unsigned)(now_ms() - signalled));
 	err = t->other_netns ? enter_netns(t->pid, &back, first) : 0;
 	if (!err)
 		err = ws_path(&sock, timeout_ms, path, sizeof(path), first);
 	if (!err)
 		err = ws_evaluate(&sock, path, expr, timeout_ms, value, size, first);
 	leave_netns(back);
+	log_debug("nodejs: pid %d evaluated, %u ms after the signal", (int)t->pid,
+		  (unsigned)(now_ms() - signalled));
 	/* _debugEnd() closes the server; its thread takes a moment */
 	end = now_ms() + (uint64_t)timeout_ms;
-	for (int step = 5;; step = step < 100 ? step * 2 : 100) {
+	for (int step = 2;; step = step < 10 ? step * 2 : 10) {
 		nn = owned_listen(t->pid, now, MAX_LISTEN);
 		if (nn < 0 || !has_inode(now, nn, sock.inode)) {
 			if (open_ms)
-				*open_ms = (unsigned)(now_ms() - signalled);
+				*open_ms = (unsigned)(now_ms() - opened);
 			errmsg(reason, NODEINSP_REASON_MAX, "%s", first);
 			return err;
 		}

@@ -42,8 +42,8 @@ int nodeinsp__probe(pid_t pid, struct nodeinsp_target *t, char *reason);
  * network namespace (nothing is sent), -ETIMEDOUT ("the inspector did not open in 3000
  * ms"), -EPROTO ("the expression failed: ReferenceError: ..."). When the port is still
  * open at the end, returns -EBUSY with a reason whatever the expression gave (value is
- * still written). *open_ms (may be NULL): how long the port was open, from the signal to
- * its close (0 when it did not open). */
+ * still written). *open_ms (may be NULL): how long the port was seen open, from the first
+ * look that found it to the first that did not (0 when it did not open). */
 int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int timeout_ms,
 		       char *value, size_t size, unsigned *open_ms, char *reason);
 
