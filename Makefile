@@ -10,7 +10,7 @@ CC      ?= cc
 V       ?= 0
 Q       := $(if $(filter 1,$(V)),,@)
 BUILD   := build
-PKGS    := libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf re2 libnghttp2 gnutls
+PKGS    := libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf re2 libnghttp2 gnutls libwebsockets
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -20,12 +20,13 @@ CFLAGS  ?= -O2
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 LDLIBS  := $(PKG_LIBS) -lstdc++ -lpthread -lm
 
-# Every .c under src/ is part of libkiln except main.c, the JVM agent and BPF programs.
-LIB_SRCS := $(sort $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/jvm/*' ! -path 'src/main.c'))
+# Every .c under src/ is part of libkiln except main.c, the JVM agent, the node module and
+# BPF programs.
+LIB_SRCS := $(sort $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/jvm/*' ! -path 'src/nodeperf/*' ! -path 'src/main.c'))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets.o
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o) $(BUILD)/san/assets.o
 # C++ only where a library has no C interface (util/re.cc: RE2), behind a C header.
-CXX_SRCS := $(sort $(shell find src -name '*.cc'))
+CXX_SRCS := $(sort $(shell find src -name '*.cc' ! -path 'src/nodeperf/*'))
 LIB_OBJS += $(CXX_SRCS:%.cc=$(BUILD)/obj/%.o)
 SAN_OBJS += $(CXX_SRCS:%.cc=$(BUILD)/san/%.o)
 CXXFLAGS_COMMON := -std=c++17 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter -Isrc $(PKG_CFLAGS)
@@ -34,6 +35,7 @@ PROTO    := $(wildcard src/format/*.proto)
 PROTO_C  := $(PROTO:src/format/%.proto=$(BUILD)/gen/%.pb-c.c)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+NODE_INCLUDE ?= /usr/include/node	# node_api.h, for libkiln-nodeperf.so (see scripts/deps/node.txt)
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null) 2>/dev/null)) 2>/dev/null)
 
 .PHONY: all run test unit e2e deps clean bench
@@ -44,7 +46,8 @@ ifndef KILN_DEPS_DONE
 all run test unit e2e: deps
 	$(Q)$(MAKE) --no-print-directory KILN_DEPS_DONE=1 $@
 else
-all: $(BUILD)/kiln $(if $(wildcard src/jvm/*.c),$(BUILD)/libkiln-jvm.so)
+all: $(BUILD)/kiln $(if $(wildcard src/jvm/*.c),$(BUILD)/libkiln-jvm.so) \
+	$(if $(wildcard $(NODE_INCLUDE)/node_api.h),$(BUILD)/libkiln-nodeperf.so)
 endif
 
 deps:
@@ -145,6 +148,15 @@ $(BUILD)/libkiln-jvm.so: $(wildcard src/jvm/*.c src/jvm/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -shared $(WARN) -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux \
+		-o $@ $(filter %.c,$^) -lpthread -ldl
+
+# The N-API module --nodejs-mode attach-maps loads into running node processes (C; it
+# reaches V8's C++ API through dlsym), built when node's headers are there.
+$(BUILD)/libkiln-nodeperf.so: $(wildcard src/nodeperf/*.c src/nodeperf/*.h src/nodeperf/*.cc)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CXX) -std=c++17 -fsyntax-only -Wall -Werror -isystem $(NODE_INCLUDE) src/nodeperf/layout_check.cc
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -shared $(WARN) -isystem $(NODE_INCLUDE) \
 		-o $@ $(filter %.c,$^) -lpthread -ldl
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libkiln-san.a

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtimes/node_maps.h"
 #include "runtimes/node_proc.h"
 #include "util/strbuf.h"
 
@@ -28,21 +29,34 @@
 
 /* Whether the reader reads frames: --nodejs-mode auto (or enabled). In perf mode the JIT
  * frames are named from the perf map node writes (the symbolizer reads it), as gProfiler
- * does; the reader stays off. Set once by start(), before any attach. */
+ * does; in attach-maps mode from the perf map kiln has node write (node_maps.h); the
+ * reader stays off. Set once by start(), before any attach. */
 static bool reader_on = true;
 
 struct runtime_collector {
-	int unused;
+	struct node_maps *maps;		/* attach-maps mode */
 };
 
 static struct runtime_collector *node_start(const struct runtime_env *env)
 {
-	reader_on = !env->mode || strcmp(env->mode, "perf");
-	return xcalloc(1, sizeof(struct runtime_collector));
+	struct runtime_collector *c = xcalloc(1, sizeof(*c));
+	bool maps = env->mode && !strcmp(env->mode, "attach-maps");
+
+	reader_on = !env->mode || (strcmp(env->mode, "perf") && !maps);
+	if (maps)
+		c->maps = node_maps__start(NULL);	/* NULL: logged */
+	return c;
+}
+
+static void node_seen(struct runtime_collector *c, pid_t pid)
+{
+	node_maps__note(c->maps, pid);
 }
 
 static void node_stop(struct runtime_collector *c)
 {
+	if (c)
+		node_maps__stop(c->maps);
 	free(c);
 }
 
@@ -458,5 +472,6 @@ const struct runtime_ops node_runtime = {
 	.frame_name = node_name,
 	.detach = node_detach,
 	.start = node_start,
+	.seen = node_seen,
 	.stop = node_stop,
 };
