@@ -54,13 +54,13 @@ int nd_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* V8 11.3 (Node 20), checked against a live node 20.20: what the metadata lacks or has
- * wrong. Other versions are refused until their values are checked the same way. */
+/* The values the metadata lacks or has wrong, per V8 version, each checked against a
+ * live process of that node (docs/agent.md says how). Other versions are refused until
+ * their values are checked the same way. */
 static int known_values(struct nd_layout *l, int major, int minor)
 {
-	if (major != 11 || minor != 3)
-		return -ENOTSUP;
-	*l = (struct nd_layout){
+	/* V8 11.3 (Node 20), checked against a live node 20.20 */
+	static const struct nd_layout v11_3 = {
 		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
 		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
 		.map_instance_type = 12,
@@ -80,6 +80,36 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
 		.fa_length = 8, .fa_data = 16,
 	};
+	/* V8 10.2 (Node 18: Debian bookworm's libnode108 18.20.4), checked against a live
+	 * node 18.20.4: the Code object holds its instructions after a 128-byte header
+	 * (v8dbg_class_Code__instruction_start__uintptr_t); its deoptimization data and
+	 * source positions, which the metadata lacks, at 16 and 24; the rest as 11.3 */
+	static const struct nd_layout v10_2 = {
+		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
+		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
+		.map_instance_type = 12,
+		.t_jsfunction_first = 2065, .t_jsfunction_last = 2065 + 15,
+		.t_sfi = 257, .t_scope_info = 256, .t_script = 170, .t_code = 240,
+		.t_fixed_array = 179, .t_first_nonstring = 128,
+		.jsf_shared = 24, .jsf_code = 48,
+		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.script_name = 16, .script_source = 8, .script_line_ends = 56,
+		.code_deopt_data = 16, .code_positions = 24, .code_header = 128, .code_size = 40,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
+		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
+		.ba_positions = 32, .ba_header = 56,
+		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
+		.thin_actual = 16, .ext_data = 24,
+		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
+		.fa_length = 8, .fa_data = 16,
+	};
+
+	if (major == 11 && minor == 3)
+		*l = v11_3;
+	else if (major == 10 && minor == 2)
+		*l = v10_2;
+	else
+		return -ENOTSUP;
 	return 0;
 }
 
@@ -126,6 +156,11 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 	take(get, ctx, "v8dbg_class_Script__line_ends__Object", &l->script_line_ends);
 	take(get, ctx, "v8dbg_class_Code__deoptimization_data__FixedArray", &l->code_deopt_data);
 	take(get, ctx, "v8dbg_class_Code__source_position_table__ByteArray", &l->code_positions);
+	take(get, ctx, "v8dbg_class_BytecodeArray__data__uintptr_t", &l->ba_header);
+	take(get, ctx, "v8dbg_class_Code__instruction_size__int", &l->code_size);
+	take(get, ctx, "v8dbg_class_Code__flags__uint32_t", &l->code_flags);
+	if (l->code_header > 0)
+		take(get, ctx, "v8dbg_class_Code__instruction_start__uintptr_t", &l->code_header);
 	take(get, ctx, "v8dbg_class_String__length__int32_t", &l->str_length);
 	take(get, ctx, "v8dbg_class_SeqOneByteString__chars__char", &l->seq_chars);
 	take(get, ctx, "v8dbg_class_ConsString__first__String", &l->cons_first);

@@ -33,6 +33,8 @@ struct nd_layout {
 	int sfi_name_or_scope_info, sfi_script_or_debug_info;
 	int script_name, script_source, script_line_ends;
 	int code_deopt_data, code_positions, code_entry, code_size, code_flags;
+	int code_header;	/* > 0: the instructions follow the Code's header of this size
+				 * (V8 10.2); 0: code_entry points to them (11.3 on) */
 	uint32_t code_kind_mask, kind_maglev, kind_turbofan;
 	int deopt_inlined_count, deopt_literals, deopt_inlining_positions;	/* indices */
 	int ba_positions, ba_header;	/* BytecodeArray: its source positions, its bytecodes */
@@ -134,6 +136,13 @@ static inline bool nd_is_heap(uint64_t v)
 static inline uint64_t nd_untag(uint64_t v)
 {
 	return v & ~(uint64_t)3;
+}
+
+/* The first instruction of the Code at tagged address code, whose header is hdr. */
+static inline uint64_t nd_code_entry(const struct nd_layout *l, uint64_t code, const uint8_t *hdr)
+{
+	return l->code_header > 0 ? nd_untag(code) + (uint64_t)l->code_header
+				  : nd_rd64(hdr, (size_t)l->code_entry);
 }
 
 /* Decoders of V8 data read from the process (node_layout.c); bytes are untrusted. */

@@ -51,12 +51,13 @@ static bool stack_word(struct runtime_proc *rp, const struct rt_native *n, uint6
 
 static void load_blob(struct runtime_proc *rp)
 {
-	uint64_t b, s;
+	uint64_t b;
+	uint32_t s;	/* V8 keeps the size as a uint32_t */
 
 	if (rp->blob || !rp->blob_var)
 		return;
 	if (nd_read(rp->pid, rp->blob_var, &b, 8) == 0 &&
-	    nd_read(rp->pid, rp->blob_size_var, &s, 8) == 0 && b && s && s < (1ull << 32)) {
+	    nd_read(rp->pid, rp->blob_size_var, &s, 4) == 0 && b && s) {
 		rp->blob = b;
 		rp->blob_size = s;
 	}
@@ -150,18 +151,23 @@ static bool code_holds(struct runtime_proc *rp, uint64_t code, uint64_t pc, uint
 
 	if (!nd_is_heap(code) || nd_read(rp->pid, nd_untag(code), hdr, CODE_READ) < 0)
 		return false;
-	entry = nd_rd64(hdr, (size_t)rp->l.code_entry);
+	entry = nd_code_entry(&rp->l, code, hdr);
 	memcpy(&size, hdr + rp->l.code_size, 4);
 	return pc >= entry && pc - entry < size;
 }
 
-/* Finds the code object whose instructions hold pc, in the JIT's code space: each
- * instruction stream starts code-aligned with its map and a pointer back to its Code,
- * whose entry is just after them. Remembered by pc (also when not found). */
-static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t *code, uint8_t *hdr)
+/* Finds the code object whose instructions hold pc, in the JIT's code space. Each
+ * instruction stream starts code-aligned: from V8 11.3 on with its map and a pointer back
+ * to its Code, whose entry is just after them; before (10.2) the Code itself, whose
+ * instructions follow its header, with code_map, the map all Code objects share.
+ * Remembered by pc (also when not found). */
+static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t code_map, uint64_t *code,
+		      uint8_t *hdr)
 {
+	const struct nd_layout *l = &rp->l;
 	void **slot = hashmap__find(rp->code_by_pc, &pc, sizeof(pc));
-	uint8_t chunk[CODE_CHUNK];
+	uint64_t before = l->code_header > 0 ? (uint64_t)l->code_header : 16;
+	uint8_t chunk[CODE_CHUNK + 128];
 	bool created;
 	int tries = 0;
 
@@ -170,18 +176,28 @@ static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t *code, uint
 		return *code && code_holds(rp, *code, pc, hdr);
 	}
 	*code = 0;
+	if (before > 128 + CODE_ALIGN || (l->code_header > 0 && !nd_is_heap(code_map)))
+		return false;
 	for (uint64_t top = pc & ~(uint64_t)(CODE_ALIGN - 1), done = 0;
-	     done < CODE_SCAN && top > CODE_CHUNK && !*code; done += CODE_CHUNK, top -= CODE_CHUNK) {
-		if (nd_read(rp->pid, top - CODE_CHUNK + 16, chunk, CODE_CHUNK) < 0)
+	     done < CODE_SCAN && top > CODE_CHUNK + before && !*code;
+	     done += CODE_CHUNK, top -= CODE_CHUNK) {
+		/* the chunk holds the words before each entry e in (top - CODE_CHUNK, top] */
+		uint64_t base = top - CODE_CHUNK + CODE_ALIGN - before;
+		if (nd_read(rp->pid, base, chunk, (size_t)(top - base)) < 0)
 			break;
 		for (uint64_t e = top; e > top - CODE_CHUNK && tries < 16; e -= CODE_ALIGN) {
-			size_t at = (size_t)(e - 8 - (top - CODE_CHUNK + 16));
-			uint64_t back = nd_rd64(chunk, at), map = nd_rd64(chunk, at - 8);
-			if (!nd_is_heap(back) || !nd_is_heap(map))
-				continue;
+			uint64_t map = nd_rd64(chunk, (size_t)(e - before - base)), back;
+			if (l->code_header > 0) {
+				back = (e - before) | 1;
+				if (map != code_map)
+					continue;
+			} else {
+				back = nd_rd64(chunk, (size_t)(e - 8 - base));
+				if (!nd_is_heap(back) || !nd_is_heap(map))
+					continue;
+			}
 			tries++;
-			if (code_holds(rp, back, pc, hdr) &&
-			    nd_rd64(hdr, (size_t)rp->l.code_entry) == e) {
+			if (code_holds(rp, back, pc, hdr) && nd_code_entry(l, back, hdr) == e) {
 				*code = back;
 				break;
 			}
@@ -211,15 +227,17 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 	}
 	uint64_t code = nd_rd64(r->jsf, (size_t)l->jsf_code), entry;
 	uint32_t size, flags;
-	entry = nd_rd64(r->code, (size_t)l->code_entry);
+	entry = nd_code_entry(l, code, r->code);
 	memcpy(&size, r->code + l->code_size, 4);
 	memcpy(&flags, r->code + l->code_flags, 4);
 	uint32_t kind = flags & l->code_kind_mask;
 	struct nd_code *c = NULL;
 	uint8_t other[CODE_READ];
-	if (!(r->pc >= entry && r->pc - entry < size) && find_code(rp, r->pc, &code, other)) {
+	bool in_blob = rp->blob && r->pc >= rp->blob && r->pc - rp->blob < rp->blob_size;
+	if (!(r->pc >= entry && r->pc - entry < size) && !in_blob &&
+	    find_code(rp, r->pc, nd_rd64(r->code, 0), &code, other)) {
 		/* not the function's code: on-stack-replacement code of a loop */
-		entry = nd_rd64(other, (size_t)l->code_entry);
+		entry = nd_code_entry(l, code, other);
 		memcpy(&flags, other + l->code_flags, 4);
 		kind = flags & l->code_kind_mask;
 		memcpy(&size, other + l->code_size, 4);
