@@ -73,6 +73,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		/* Code (the former CodeDataContainer): the instructions are elsewhere */
 		.code_deopt_data = 16, .code_positions = 24, .code_entry = 40, .code_size = 56,
 		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
+		.is_header = 16,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
 		.ba_positions = 32, .ba_header = 54,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
@@ -104,7 +105,35 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.fa_length = 8, .fa_data = 16,
 	};
 
-	if (major == 11 && minor == 3)
+	/* V8 12.4 (Node 22: the official 22.23.5), checked against a live node 22.23.5: the
+	 * JSFunction's code before its shared info; the Code's deoptimization data and
+	 * source positions (trusted arrays) at 8 and 16; the InstructionStream's header 32
+	 * bytes; the BytecodeArray's positions at 24; TurboFan's code kind 12 (the kinds
+	 * lost JS_TO_JS_FUNCTION; Maglev, off by default in Node 22, is the one before) */
+	static const struct nd_layout v12_4 = {
+		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
+		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
+		.map_instance_type = 12,
+		.t_jsfunction_first = 2066, .t_jsfunction_last = 2066 + 15,
+		.t_sfi = 274, .t_scope_info = 272, .t_script = 167, .t_code = 206,
+		.t_fixed_array = 174, .t_first_nonstring = 128,
+		.jsf_shared = 32, .jsf_code = 24,
+		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.script_name = 16, .script_source = 8, .script_line_ends = 56,
+		.code_deopt_data = 8, .code_positions = 16, .code_entry = 40, .code_size = 52,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 11, .kind_turbofan = 12,
+		.is_header = 32,
+		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
+		.ba_positions = 24, .ba_header = 64,
+		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
+		.thin_actual = 16, .ext_data = 24,
+		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
+		.fa_length = 8, .fa_data = 16,
+	};
+
+	if (major == 12 && minor == 4)
+		*l = v12_4;
+	else if (major == 11 && minor == 3)
 		*l = v11_3;
 	else if (major == 10 && minor == 2)
 		*l = v10_2;
@@ -161,6 +190,16 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 	take(get, ctx, "v8dbg_class_Code__flags__uint32_t", &l->code_flags);
 	if (l->code_header > 0)
 		take(get, ctx, "v8dbg_class_Code__instruction_start__uintptr_t", &l->code_header);
+	else
+		take(get, ctx, "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
+		     &l->is_header);
+	/* the names 12.4 gives the same fields */
+	take(get, ctx, "v8dbg_class_JSFunction__code__Tagged_Code_", &l->jsf_code);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_",
+	     &l->sfi_name_or_scope_info);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_",
+	     &l->sfi_script_or_debug_info);
+	take(get, ctx, "v8dbg_class_Code__instruction_start__Address", &l->code_entry);
 	take(get, ctx, "v8dbg_class_String__length__int32_t", &l->str_length);
 	take(get, ctx, "v8dbg_class_SeqOneByteString__chars__char", &l->seq_chars);
 	take(get, ctx, "v8dbg_class_ConsString__first__String", &l->cons_first);

@@ -35,6 +35,7 @@ struct nd_layout {
 	int code_deopt_data, code_positions, code_entry, code_size, code_flags;
 	int code_header;	/* > 0: the instructions follow the Code's header of this size
 				 * (V8 10.2); 0: code_entry points to them (11.3 on) */
+	int is_header;		/* 11.3 on: the InstructionStream's header (map, Code, ...) */
 	uint32_t code_kind_mask, kind_maglev, kind_turbofan;
 	int deopt_inlined_count, deopt_literals, deopt_inlining_positions;	/* indices */
 	int ba_positions, ba_header;	/* BytecodeArray: its source positions, its bytecodes */
@@ -81,6 +82,8 @@ struct runtime_proc {
 	char version[32];		/* V8's: "11.3.244" */
 	uint64_t blob, blob_size;	/* the embedded builtins' code */
 	uint64_t blob_var, blob_size_var;	/* where the process keeps them */
+	uint64_t blob_ino, blob_off;	/* the file that holds them, at offset: V8 maps a
+					 * copy near its JIT code (short builtin calls) */
 	struct hashmap *fn_by_sfi;	/* sfi address -> index + 1 */
 	struct nd_fn **fns;
 	size_t nr_fns, alloc_fns;

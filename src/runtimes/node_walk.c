@@ -13,6 +13,8 @@
 #include "runtimes/node_proc.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MAX_NATIVE 512		/* native frames looked at */
@@ -27,7 +29,7 @@ enum raw_kind { RAW_ENTRY, RAW_JS };
 
 struct raw {
 	enum raw_kind kind;
-	bool leaf;
+	bool leaf, blob;	/* blob: its pc is in the embedded builtins */
 	uint64_t pc, fn, ba;	/* ba: an interpreted frame's BytecodeArray, else 0 */
 	int32_t bo;		/* and its bytecode offset */
 	uint8_t jsf[JSF_READ], map[16], sfi[ND_SFI_READ], code[CODE_READ], bah[ND_BA_READ];
@@ -49,6 +51,29 @@ static bool stack_word(struct runtime_proc *rp, const struct rt_native *n, uint6
 	return addr > n->sp && nd_read(rp->pid, addr, out, 8) == 0;
 }
 
+/* The file and offset of the mapping of process pid that holds addr: 0, or -ENOENT. */
+static int file_of(pid_t pid, uint64_t addr, uint64_t *ino, uint64_t *off)
+{
+	char path[64], line[512];
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	while (err && fgets(line, sizeof(line), fp)) {
+		uint64_t start, end, pgoff, inode;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %" SCNu64, &start,
+			   &end, &pgoff, &inode) == 4 && addr >= start && addr < end && inode) {
+			*ino = inode;
+			*off = pgoff + (addr - start);
+			err = 0;
+		}
+	}
+	fclose(fp);
+	return err;
+}
+
 static void load_blob(struct runtime_proc *rp)
 {
 	uint64_t b;
@@ -60,16 +85,31 @@ static void load_blob(struct runtime_proc *rp)
 	    nd_read(rp->pid, rp->blob_size_var, &s, 4) == 0 && b && s) {
 		rp->blob = b;
 		rp->blob_size = s;
+		if (file_of(rp->pid, b, &rp->blob_ino, &rp->blob_off) < 0)
+			rp->blob_ino = 0;
 	}
+}
+
+/* Whether native frame i runs an embedded builtin: in the blob, or in a copy of it that V8
+ * mapped from the same file elsewhere. */
+static bool in_blob(const struct runtime_proc *rp, const struct rt_native *n, uint32_t i)
+{
+	uint64_t pc = n->pcs[i];
+
+	if (rp->blob && pc >= rp->blob && pc - rp->blob < rp->blob_size)
+		return true;
+	const struct mapping *m = n->maps ? n->maps[i] : NULL;
+	if (!m || !rp->blob_ino || m->ino != rp->blob_ino || pc < m->start || pc >= m->end)
+		return false;
+	uint64_t off = mapping__file_offset(m, pc);
+	return off >= rp->blob_off && off - rp->blob_off < rp->blob_size;
 }
 
 /* Whether native frame i runs V8 code: the builtins, or executable memory no file
  * backs (the JIT's code space). */
 static bool v8_code(const struct runtime_proc *rp, const struct rt_native *n, uint32_t i)
 {
-	uint64_t pc = n->pcs[i];
-
-	if (rp->blob && pc >= rp->blob && pc - rp->blob < rp->blob_size)
+	if (in_blob(rp, n, i))
 		return true;
 	const struct mapping *m = n->maps ? n->maps[i] : NULL;
 	if (!m || !m->path)
@@ -158,15 +198,15 @@ static bool code_holds(struct runtime_proc *rp, uint64_t code, uint64_t pc, uint
 
 /* Finds the code object whose instructions hold pc, in the JIT's code space. Each
  * instruction stream starts code-aligned: from V8 11.3 on with its map and a pointer back
- * to its Code, whose entry is just after them; before (10.2) the Code itself, whose
- * instructions follow its header, with code_map, the map all Code objects share.
- * Remembered by pc (also when not found). */
+ * to its Code, the instructions after its header (is_header bytes); before (10.2) it is
+ * the Code itself, whose instructions follow its header, with code_map, the map all Code
+ * objects share. Remembered by pc (also when not found). */
 static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t code_map, uint64_t *code,
 		      uint8_t *hdr)
 {
 	const struct nd_layout *l = &rp->l;
 	void **slot = hashmap__find(rp->code_by_pc, &pc, sizeof(pc));
-	uint64_t before = l->code_header > 0 ? (uint64_t)l->code_header : 16;
+	uint64_t before = (uint64_t)(l->code_header > 0 ? l->code_header : l->is_header);
 	uint8_t chunk[CODE_CHUNK + 128];
 	bool created;
 	int tries = 0;
@@ -176,7 +216,8 @@ static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t code_map, u
 		return *code && code_holds(rp, *code, pc, hdr);
 	}
 	*code = 0;
-	if (before > 128 + CODE_ALIGN || (l->code_header > 0 && !nd_is_heap(code_map)))
+	if (before < 16 || before > 128 + CODE_ALIGN ||
+	    (l->code_header > 0 && !nd_is_heap(code_map)))
 		return false;
 	for (uint64_t top = pc & ~(uint64_t)(CODE_ALIGN - 1), done = 0;
 	     done < CODE_SCAN && top > CODE_CHUNK + before && !*code;
@@ -192,7 +233,7 @@ static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t code_map, u
 				if (map != code_map)
 					continue;
 			} else {
-				back = nd_rd64(chunk, (size_t)(e - 8 - base));
+				back = nd_rd64(chunk, (size_t)(e - before + 8 - base));
 				if (!nd_is_heap(back) || !nd_is_heap(map))
 					continue;
 			}
@@ -233,8 +274,7 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 	uint32_t kind = flags & l->code_kind_mask;
 	struct nd_code *c = NULL;
 	uint8_t other[CODE_READ];
-	bool in_blob = rp->blob && r->pc >= rp->blob && r->pc - rp->blob < rp->blob_size;
-	if (!(r->pc >= entry && r->pc - entry < size) && !in_blob &&
+	if (!(r->pc >= entry && r->pc - entry < size) && !r->blob &&
 	    find_code(rp, r->pc, nd_rd64(r->code, 0), &code, other)) {
 		/* not the function's code: on-stack-replacement code of a loop */
 		entry = nd_code_entry(l, code, other);
@@ -316,6 +356,7 @@ int nd_walk(struct runtime_proc *rp, const struct rt_native *n, struct rt_frame 
 		last_fp = fp;
 		r->pc = n->pcs[i];
 		r->leaf = i == 0;
+		r->blob = in_blob(rp, n, i);
 		nr_raw++;
 	}
 	read_objects(rp, raws, nr_raw);

@@ -76,7 +76,7 @@ def ratio(path, script, comm, want_js):
             continue
         with_js += c
         if any(f in ENTRY for f in frames) and frames[js[0][0] - 1] not in ENTRY:
-            wrong.append(("not after the entry frame", frames))
+            wrong.append(("not after the entry frame", frames, c))
         names = [j[1] for j in js]
         leaf = names[-1] if names[-1] in got else None
         if leaf is None:
@@ -88,18 +88,19 @@ def ratio(path, script, comm, want_js):
         ok = len(ours) >= 4 and all(j[1] == w[0] and j[3] in w[1]
                                     for j, w in zip(ours[-4:], want))
         if not ok:
-            wrong.append(("wrong frames", [f"{j[1]} ({j[2]}:{j[3]})" for j in js]))
+            wrong.append(("wrong frames", [f"{j[1]} ({j[2]}:{j[3]})" for j in js], c))
     if not total:
         sys.exit(f"no samples of {comm}")
+    nwrong = sum(w[2] for w in wrong)  # samples, not stacks
     n = got["alpha"] + got["beta"]
     share = 100.0 * got["alpha"] / n if n else 0
     tol = 300 * math.sqrt(0.21 / n) if n else 100
     print(f"samples {total}, with _[js] {100.0 * with_js / total:.1f}%, alpha "
-          f"{share:.2f}% of {n} (truth 70, 3 sigma {tol:.2f} points), wrong {len(wrong)}")
-    for why, fr in wrong[:3]:
-        print(f"  {why}: {';'.join(fr)[-400:]}")
+          f"{share:.2f}% of {n} (truth 70, 3 sigma {tol:.2f} points), wrong {nwrong}")
+    for why, fr, c in sorted(wrong, key=lambda w: -w[2])[:3]:
+        print(f"  {why} ({c} samples): {';'.join(fr)[-400:]}")
     ok = with_js >= want_js * total and abs(share - 70) <= max(3.0, tol)
-    ok &= n >= 0.8 * total and len(wrong) <= 0.01 * total
+    ok &= n >= 0.8 * total and nwrong <= 0.01 * total
     sys.exit(0 if ok else 1)
 
 
