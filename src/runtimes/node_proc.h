@@ -29,7 +29,7 @@ struct nd_layout {
 	uint16_t t_jsfunction_first, t_jsfunction_last;
 	uint16_t t_sfi, t_scope_info, t_script, t_code, t_fixed_array, t_first_nonstring;
 	/* object fields */
-	int jsf_shared, jsf_code;
+	int jsf_shared, jsf_code;	/* jsf_code < 0: none (13.6: a dispatch handle) */
 	int sfi_name_or_scope_info, sfi_script_or_debug_info;
 	int script_name, script_source, script_line_ends;
 	int code_deopt_data, code_positions, code_entry, code_size, code_flags;
@@ -178,7 +178,9 @@ int nd_walk(struct runtime_proc *rp, const struct rt_native *n, struct rt_frame 
  * (its first ND_SFI_READ bytes in hdr when already read, else NULL), reading its names on
  * first sight or when the address holds another function now (node.c); -1 when it
  * cannot be read. */
-#define ND_SFI_READ 40
+#define ND_SFI_READ 48	/* 13.6: the script at 40 */
+#define ND_JSF_READ 56	/* bytes of a JSFunction read: map .. code */
+#define ND_CODE_READ 64	/* of a Code: map .. instruction size */
 int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi, const uint8_t *hdr);
 /* The 1-based line of script offset off in function i's script, 0 when unknown. */
 uint32_t nd_fn_line(struct runtime_proc *rp, int32_t i, int32_t off);

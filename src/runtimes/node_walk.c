@@ -18,8 +18,8 @@
 #include <string.h>
 
 #define MAX_NATIVE 512		/* native frames looked at */
-#define JSF_READ 56		/* bytes of a JSFunction read: map .. code */
-#define CODE_READ 64		/* of a Code: map .. instruction size */
+#define JSF_READ ND_JSF_READ
+#define CODE_READ ND_CODE_READ
 #define CODE_ALIGN 64		/* of instruction streams */
 #define CODE_CHUNK 4096		/* bytes of code space read at a time, looking for one */
 #define CODE_SCAN (64u << 10)	/* how far back from a pc its stream's start may be */
@@ -166,7 +166,7 @@ static void read_objects(struct runtime_proc *rp, struct raw *raws, size_t nr)
 		if (r->kind != RAW_JS)
 			continue;
 		uint64_t map = nd_rd64(r->jsf, 0), sfi = nd_rd64(r->jsf, (size_t)rp->l.jsf_shared);
-		uint64_t code = nd_rd64(r->jsf, (size_t)rp->l.jsf_code);
+		uint64_t code = rp->l.jsf_code >= 0 ? nd_rd64(r->jsf, (size_t)rp->l.jsf_code) : 0;
 		memset(r->map, 0, sizeof(r->map));
 		memset(r->sfi, 0, sizeof(r->sfi));
 		memset(r->code, 0, sizeof(r->code));
@@ -266,7 +266,7 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 		rp->unreadable++;
 		return 0;
 	}
-	uint64_t code = nd_rd64(r->jsf, (size_t)l->jsf_code), entry;
+	uint64_t code = l->jsf_code >= 0 ? nd_rd64(r->jsf, (size_t)l->jsf_code) : 0, entry;
 	uint32_t size, flags;
 	entry = nd_code_entry(l, code, r->code);
 	memcpy(&size, r->code + l->code_size, 4);
