@@ -83,7 +83,7 @@ node_get() {
 }
 
 # V8 versions kiln has a layout for (src/runtimes/node_layout.c): "major.minor".
-NODE_SUPPORTED_V8="10.2 11.3"
+NODE_SUPPORTED_V8="10.2 11.3 12.4 13.6"
 
 # node_supported NODE: whether kiln reads node command NODE's V8.
 node_supported() {
@@ -93,11 +93,11 @@ node_supported() {
 }
 
 # node_pick: sets NODE to a node command kiln reads, for the tests of one node: the
-# system one when kiln reads it, else Debian's node 18, else the official 22 and 24;
-# skips the test when there is none.
+# system one when kiln reads it, else Debian's node 18, else the official 22 and 24
+# (KILN_NODE=NAME: that one only); skips the test when there is none.
 node_pick() {
 	local n c
-	for n in system debian 22 24; do
+	for n in ${KILN_NODE:-system debian 22 24}; do
 		c=$(node_get "$n" 2>/dev/null) || continue
 		if node_supported "$c"; then
 			NODE=$c
@@ -105,4 +105,21 @@ node_pick() {
 		fi
 	done
 	skip "no node whose V8 kiln reads ($NODE_SUPPORTED_V8) could be had"
+}
+
+# node_as NAME: prints a command that runs $NODE with NAME as its process name (the comm
+# of its samples), made in $T: a link to the binary, or for Debian's node from build/ a
+# copy of its wrapper that runs such a link.
+node_as() {
+	local name=$1 real
+	if head -c 2 "$NODE" | grep -q '#!'; then
+		real=$(sed -n 's|.* exec \([^ ]*/usr/bin/node\) .*|\1|p' "$NODE")
+		[ -x "$real" ] || fail "cannot read the wrapper $NODE"
+		mkdir -p "$T/$name.bin" && ln -sf "$real" "$T/$name.bin/$name"
+		sed "s| exec $real | exec $T/$name.bin/$name |" "$NODE" >"$T/$name"
+		chmod +x "$T/$name"
+	else
+		ln -sf "$(readlink -f "$NODE")" "$T/$name"
+	fi
+	echo "$T/$name"
 }

@@ -2,13 +2,17 @@
 """Checks on the JavaScript frames of a kiln .col file, for tests/e2e/node_*.sh.
 
   nodecheck.py ratio COL SCRIPT [COMM [MIN]]
-      the node_ratio.js workload: >= MIN (default 0.95) of the samples of COMM (default:
-      node; its main thread, the only busy one) carry _[js] frames; alpha / beta share 70/30 within
+      the node_ratio.js workload: >= MIN (default 0.95) of the samples of COMM (names
+      separated by commas; default: node,MainThread, the main thread's name before and
+      from Node 24 on; the only busy thread) carry _[js] frames; alpha / beta share 70/30 within
       max(3 points, 3 sigma of the sample count); the frames read
       'main (SCRIPT:L0)_[js];phase (SCRIPT:L1)_[js];dispatch (SCRIPT:L2)_[js];
       alpha (SCRIPT:L3)_[js]' at the marker lines (alpha and beta are inlined into
       phase by TurboFan: their names and lines come from the inlining data), and the
-      first _[js] frame follows Builtins_JSEntry when the native stack has it.
+      first _[js] frame follows Builtins_JSEntry when the native stack has it. At most
+      1% of the samples may have other frames, at most 3% a frame with the right name
+      but no line (kiln prints none when it cannot resolve the position: about 1% of
+      the samples on Node 20 and 24, inlined frames at some pcs; not a wrong line).
   nodecheck.py native COL FUNC REGEX MIN
       at least MIN (0..1) of the samples whose stack has the JavaScript function FUNC
       have a native frame matching REGEX after (above) its last _[js] frame.
@@ -64,11 +68,11 @@ def markers(script):
 
 def ratio(path, script, comm, want_js):
     mk = markers(script)
-    total = with_js = 0
+    total = with_js = noline = 0
     got = {"alpha": 0, "beta": 0}
     wrong = []
     for cm, frames, c in stacks(path):
-        if cm != comm:
+        if cm not in comm.split(","):
             continue
         total += c
         js = jframes(frames)
@@ -87,7 +91,12 @@ def ratio(path, script, comm, want_js):
                 ("dispatch", [mk["dispatch-" + leaf]]), (leaf, [mk[leaf]])]
         ok = len(ours) >= 4 and all(j[1] == w[0] and j[3] in w[1]
                                     for j, w in zip(ours[-4:], want))
-        if not ok:
+        # a frame without a line (kiln prints none: unknown), the names all right
+        unknown = len(ours) >= 4 and all(j[1] == w[0] and (j[3] in w[1] or j[3] == 0)
+                                         for j, w in zip(ours[-4:], want))
+        if not ok and unknown:
+            noline += c
+        elif not ok:
             wrong.append(("wrong frames", [f"{j[1]} ({j[2]}:{j[3]})" for j in js], c))
     if not total:
         sys.exit(f"no samples of {comm}")
@@ -96,11 +105,12 @@ def ratio(path, script, comm, want_js):
     share = 100.0 * got["alpha"] / n if n else 0
     tol = 300 * math.sqrt(0.21 / n) if n else 100
     print(f"samples {total}, with _[js] {100.0 * with_js / total:.1f}%, alpha "
-          f"{share:.2f}% of {n} (truth 70, 3 sigma {tol:.2f} points), wrong {nwrong}")
+          f"{share:.2f}% of {n} (truth 70, 3 sigma {tol:.2f} points), wrong {nwrong}, "
+          f"a line unknown {noline}")
     for why, fr, c in sorted(wrong, key=lambda w: -w[2])[:3]:
         print(f"  {why} ({c} samples): {';'.join(fr)[-400:]}")
     ok = with_js >= want_js * total and abs(share - 70) <= max(3.0, tol)
-    ok &= n >= 0.8 * total and nwrong <= 0.01 * total
+    ok &= n >= 0.8 * total and nwrong <= 0.01 * total and noline <= 0.03 * total
     sys.exit(0 if ok else 1)
 
 
@@ -135,7 +145,7 @@ def threads(path, mainf, workerf, want):
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
     if cmd == "ratio":
-        ratio(path, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "node",
+        ratio(path, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "node,MainThread",
               float(sys.argv[5]) if len(sys.argv) > 5 else 0.95)
     elif cmd == "native":
         native(path, sys.argv[3], sys.argv[4], float(sys.argv[5]))
