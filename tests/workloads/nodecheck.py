@@ -20,6 +20,12 @@
       each thread its own stack: at least MIN samples have MAINFUNC (the main thread's)
       and at least MIN have WORKERFUNC (the workers', each in its own isolate) as _[js]
       frames, and no sample has both.
+  nodecheck.py faults COL SCRIPT COMMS MIN
+      in the samples of COMMS (names separated by commas), no wrong frame: every _[js]
+      frame is a function SCRIPT declares (or its top level, "(anonymous)") at a line of
+      SCRIPT inside that function (or none: unknown), one of node's own (a node: file)
+      or a V8 builtin called as a function (named, no file); at least MIN samples have
+      one of SCRIPT's functions.
   nodecheck.py none COL
       no sample has a _[js] frame.
 
@@ -142,11 +148,55 @@ def threads(path, mainf, workerf, want):
     sys.exit(0 if m >= want and w >= want and both == 0 else 1)
 
 
+def faults(path, script, comms, want):
+    with open(script, encoding="utf-8") as f:
+        text = f.read().split("\n")
+    # each function's lines: from its declaration to the line before the next top-level
+    # one (nested ones are inside their parent's range as well)
+    decl = [(i + 1, m.group(2)) for i, t in enumerate(text)
+            for m in [re.match(r"^(\s*)function (\w+)\(", t)] if m]
+    span = {}
+    for k, (line, name) in enumerate(decl):
+        end = len(text)
+        for line2, _ in decl[k + 1:]:
+            if not text[line2 - 1].startswith(" "):
+                end = line2 - 1
+                break
+        span.setdefault(name, []).append((line, end))
+    ours = bad = 0
+    wrong = []
+    for cm, frames, c in stacks(path):
+        if cm not in comms.split(","):
+            continue
+        js = jframes(frames)
+        mine = False
+        for _, name, file, line in js:
+            if file and file.startswith("node:"):
+                continue
+            if not file and name != "(anonymous)" and not line:
+                continue  # a V8 builtin called as a function (Array.prototype.push)
+            ok = file == script and (
+                (name == "(anonymous)" and 0 <= line <= len(text)) or
+                any(a <= line <= b or line == 0 for a, b in span.get(name, [])))
+            if not ok:
+                wrong.append((f"{name} ({file}:{line})", c))
+                bad += c
+                break
+            mine = True
+        ours += c if mine else 0
+    print(f"{ours} samples with {script}'s functions (want >= {want}), {bad} with a wrong frame")
+    for fr, c in wrong[:5]:
+        print(f"  wrong ({c} samples): {fr}")
+    sys.exit(0 if ours >= want and not bad else 1)
+
+
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
     if cmd == "ratio":
         ratio(path, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "node,MainThread",
               float(sys.argv[5]) if len(sys.argv) > 5 else 0.95)
+    elif cmd == "faults":
+        faults(path, sys.argv[3], sys.argv[4], int(sys.argv[5]))
     elif cmd == "native":
         native(path, sys.argv[3], sys.argv[4], float(sys.argv[5]))
     elif cmd == "threads":
