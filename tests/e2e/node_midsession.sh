@@ -17,7 +17,13 @@ wait $kpid || fail "kiln record failed: $(cat "$T/record.log")"
 if grep -q "nodemid;\[Profiling skipped: unsupported node" "$COL"; then
 	fail "kiln refused a node whose V8 it reads: $(grep -o 'unsupported node[^]]*' "$COL" | head -n 1)"
 fi
-# its whole life is recorded: start-up (before any JavaScript runs) and the compiler
-# threads (same comm) weigh more on a loaded host, hence 0.6 for the _[js] share
-python3 "$W/nodecheck.py" ratio "$COL" "$W/node_ratio.js" nodemid 0.6 || fail "wrong frames or shares"
+# its whole life is recorded: its start-up (before any JavaScript runs) and its
+# compiler and GC threads have its name too, so the share of _[js] frames is taken of
+# the main thread's samples while node runs the script (--running: under
+# node::LoadEnvironment), >= 95% as for a node that runs already; and from its start its
+# interpreted functions have no source positions yet (V8 makes them lazily): their
+# lines are unknown (14% of the samples in one run on Node 18), not checked here
+# (node_ratio checks them)
+python3 "$W/nodecheck.py" ratio "$COL" "$W/node_ratio.js" nodemid 0.95 1.0 --running ||
+	fail "wrong frames or shares"
 pass

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Checks on the JavaScript frames of a kiln .col file, for tests/e2e/node_*.sh.
 
-  nodecheck.py ratio COL SCRIPT [COMM [MIN]]
+  nodecheck.py ratio COL SCRIPT [COMM [MIN [NOLINE]]] [--running]
       the node_ratio.js workload: >= MIN (default 0.95) of the samples of COMM (names
       separated by commas; default: node,MainThread, the main thread's name before and
-      from Node 24 on; the only busy thread) carry _[js] frames; alpha / beta share 70/30 within
-      max(3 points, 3 sigma of the sample count); the frames read
+      from Node 24 on; the only busy thread) carry _[js] frames; alpha / beta share
+      70/30 within max(3 points, 3 sigma of the sample count); the frames read
       'main (SCRIPT:L0)_[js];phase (SCRIPT:L1)_[js];dispatch (SCRIPT:L2)_[js];
       alpha (SCRIPT:L3)_[js]' at the marker lines (alpha and beta are inlined into
       phase by TurboFan: their names and lines come from the inlining data), and the
       first _[js] frame follows Builtins_JSEntry when the native stack has it. At most
-      1% of the samples may have other frames, at most 3% a frame with the right name
-      but no line (kiln prints none when it cannot resolve the position: about 1% of
-      the samples on Node 20 and 24, inlined frames at some pcs; not a wrong line).
+      1% of the samples may have other frames, at most NOLINE (default 3%) a frame with
+      the right name but no line (kiln prints none when it cannot resolve the position:
+      about 1% of the samples on Node 20 and 24, inlined frames at some pcs; not a wrong
+      line). --running: only the main thread's samples while node runs JavaScript
+      (under node::LoadEnvironment) count, not its start-up nor the compiler and GC
+      threads, which have the same name.
   nodecheck.py native COL FUNC REGEX MIN
       at least MIN (0..1) of the samples whose stack has the JavaScript function FUNC
       have a native frame matching REGEX after (above) its last _[js] frame.
@@ -72,13 +75,25 @@ def markers(script):
     return lines
 
 
-def ratio(path, script, comm, want_js):
+def running(frames):
+    """Whether a sample is of the main thread (its native stack starts at _start) while
+    node runs JavaScript: under node::LoadEnvironment, which runs the script (before it,
+    node starts up: V8's platform, the snapshot; the compiler and GC threads start at
+    start_thread)."""
+    native = [f for f in frames if not JFRAME.match(f)]  # where kiln could not place
+    return bool(native) and native[0] == "_start" and any(  # them, _[js] frames come first
+        f.startswith("node::LoadEnvironment(") for f in native)
+
+
+def ratio(path, script, comm, want_js, max_noline=0.03, only_running=False):
     mk = markers(script)
     total = with_js = noline = 0
     got = {"alpha": 0, "beta": 0}
     wrong = []
     for cm, frames, c in stacks(path):
         if cm not in comm.split(","):
+            continue
+        if only_running and not running(frames):
             continue
         total += c
         js = jframes(frames)
@@ -116,7 +131,7 @@ def ratio(path, script, comm, want_js):
     for why, fr, c in sorted(wrong, key=lambda w: -w[2])[:3]:
         print(f"  {why} ({c} samples): {';'.join(fr)[-400:]}")
     ok = with_js >= want_js * total and abs(share - 70) <= max(3.0, tol)
-    ok &= n >= 0.8 * total and nwrong <= 0.01 * total and noline <= 0.03 * total
+    ok &= n >= 0.8 * total and nwrong <= 0.01 * total and noline <= max_noline * total
     sys.exit(0 if ok else 1)
 
 
@@ -191,10 +206,14 @@ def faults(path, script, comms, want):
 
 
 def main():
+    only_running = "--running" in sys.argv
+    if only_running:
+        sys.argv.remove("--running")
     cmd, path = sys.argv[1], sys.argv[2]
     if cmd == "ratio":
         ratio(path, sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "node,MainThread",
-              float(sys.argv[5]) if len(sys.argv) > 5 else 0.95)
+              float(sys.argv[5]) if len(sys.argv) > 5 else 0.95,
+              float(sys.argv[6]) if len(sys.argv) > 6 else 0.03, only_running)
     elif cmd == "faults":
         faults(path, sys.argv[3], sys.argv[4], int(sys.argv[5]))
     elif cmd == "native":
