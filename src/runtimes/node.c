@@ -306,7 +306,7 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 	struct nd_code *c = xcalloc(1, sizeof(*c));
 
 	c->code = code;
-	c->entry = nd_rd64(hdr, (size_t)l->code_entry);
+	c->entry = nd_code_entry(l, code, hdr);
 	memcpy(&c->size, hdr + l->code_size, 4);
 	uint8_t *b = read_array(rp, nd_rd64(hdr, (size_t)l->code_positions), 1, MAX_POSITIONS * 8,
 				&nr);
@@ -347,7 +347,7 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr)
 {
 	void **slot = hashmap__find(rp->code_by_addr, &code, sizeof(code));
-	uint64_t entry = nd_rd64(hdr, (size_t)rp->l.code_entry);
+	uint64_t entry = nd_code_entry(&rp->l, code, hdr);
 	uint32_t size;
 	bool created;
 

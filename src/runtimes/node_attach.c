@@ -18,6 +18,8 @@
 #define NR_KNOWN 8
 #define BLOB_CODE "_ZN2v88internal12_GLOBAL__N_127current_embedded_blob_code_E"
 #define BLOB_SIZE "_ZN2v88internal12_GLOBAL__N_132current_embedded_blob_code_size_E"
+#define BLOB_CODE_FN "_ZN2v88internal7Isolate23CurrentEmbeddedBlobCodeEv"
+#define BLOB_SIZE_FN "_ZN2v88internal7Isolate27CurrentEmbeddedBlobCodeSizeEv"
 
 struct known {
 	uint64_t dev, ino, size;
@@ -46,7 +48,8 @@ static bool node_file(const char *path)
 	return !strcmp(base, "node") || !strcmp(base, "nodejs") || !strncmp(base, "libnode.so", 10);
 }
 
-/* The first mapping of the node binary or libnode. */
+/* The first mapping of libnode, else of the node binary: where a node links libnode
+ * (Debian's), V8 is in the library. */
 static int node_mapping(pid_t pid, struct mapped *out)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -67,10 +70,15 @@ static int node_mapping(pid_t pid, struct mapped *out)
 		file[strcspn(file, "\n")] = 0;
 		if (file[0] != '/' || !node_file(file))
 			continue;
+		const char *base = strrchr(file, '/') + 1;
+		bool lib = !strncmp(base, "libnode.so", 10);
+		if (err == 0 && !lib)
+			continue;	/* have the executable's already */
 		*out = (struct mapped){ start, end, pgoff, "" };
 		snprintf(out->path, sizeof(out->path), "%s", file);
 		err = 0;
-		break;
+		if (lib)
+			break;
 	}
 	fclose(fp);
 	return err;
@@ -82,6 +90,30 @@ static bool get_int(void *ctx, const char *name, int32_t *out)
 
 	return elf_lookup__symbol(ctx, name, 1, &v) == 0 &&
 	       elf_lookup__read(ctx, v, out, sizeof(*out)) == 0;
+}
+
+/* The variable that the exported accessor fn returns, from its first instruction, where
+ * the variable is a static one that only .symtab names (stripped: Debian's libnode):
+ * `mov rax, [rip + d]` (48 8b 05 d) or `mov eax, [rip + d]` (8b 05 d), then `ret`.
+ * Returns 0, or -ENOENT when the code is not one of those. */
+static int accessor_var(struct elf_lookup *e, const char *fn, uint64_t *var)
+{
+	uint8_t c[8];
+	uint64_t at;
+	int32_t d;
+
+	if (elf_lookup__symbol(e, fn, 1, &at) < 0 || elf_lookup__read(e, at, c, sizeof(c)) < 0)
+		return -ENOENT;
+	if (c[0] == 0x48 && c[1] == 0x8b && c[2] == 0x05 && c[7] == 0xc3) {
+		memcpy(&d, c + 3, 4);
+		*var = at + 7 + (uint64_t)(int64_t)d;
+	} else if (c[0] == 0x8b && c[1] == 0x05 && c[6] == 0xc3) {
+		memcpy(&d, c + 2, 4);
+		*var = at + 6 + (uint64_t)(int64_t)d;
+	} else {
+		return -ENOENT;
+	}
+	return 0;
 }
 
 static void inspect(pid_t pid, const struct mapped *m, struct known *k)
@@ -114,8 +146,10 @@ static void inspect(pid_t pid, const struct mapped *m, struct known *k)
 	if (!get_int(e, "v8dbg_off_fp_function", &probe) ||
 	    nd_layout__fill(&k->l, major, minor, build, get_int, e) < 0)
 		goto out;
-	if (elf_lookup__symbol(e, BLOB_CODE, 0, &k->blob_var) < 0 ||
-	    elf_lookup__symbol(e, BLOB_SIZE, 0, &k->blob_size_var) < 0)
+	if ((elf_lookup__symbol(e, BLOB_CODE, 0, &k->blob_var) < 0 ||
+	     elf_lookup__symbol(e, BLOB_SIZE, 0, &k->blob_size_var) < 0) &&
+	    (accessor_var(e, BLOB_CODE_FN, &k->blob_var) < 0 ||
+	     accessor_var(e, BLOB_SIZE_FN, &k->blob_size_var) < 0))
 		k->blob_var = k->blob_size_var = 0;
 	k->status = 0;
 out:

@@ -54,13 +54,13 @@ int nd_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* V8 11.3 (Node 20), checked against a live node 20.20: what the metadata lacks or has
- * wrong. Other versions are refused until their values are checked the same way. */
+/* The values the metadata lacks or has wrong, per V8 version, each checked against a
+ * live process of that node (docs/agent.md says how). Other versions are refused until
+ * their values are checked the same way. */
 static int known_values(struct nd_layout *l, int major, int minor)
 {
-	if (major != 11 || minor != 3)
-		return -ENOTSUP;
-	*l = (struct nd_layout){
+	/* V8 11.3 (Node 20), checked against a live node 20.20 */
+	static const struct nd_layout v11_3 = {
 		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
 		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
 		.map_instance_type = 12,
@@ -73,6 +73,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		/* Code (the former CodeDataContainer): the instructions are elsewhere */
 		.code_deopt_data = 16, .code_positions = 24, .code_entry = 40, .code_size = 56,
 		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
+		.is_header = 16,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
 		.ba_positions = 32, .ba_header = 54,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
@@ -80,6 +81,93 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
 		.fa_length = 8, .fa_data = 16,
 	};
+	/* V8 10.2 (Node 18: Debian bookworm's libnode108 18.20.4), checked against a live
+	 * node 18.20.4: the Code object holds its instructions after a 128-byte header
+	 * (v8dbg_class_Code__instruction_start__uintptr_t); its deoptimization data and
+	 * source positions, which the metadata lacks, at 16 and 24; the rest as 11.3 */
+	static const struct nd_layout v10_2 = {
+		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
+		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
+		.map_instance_type = 12,
+		.t_jsfunction_first = 2065, .t_jsfunction_last = 2065 + 15,
+		.t_sfi = 257, .t_scope_info = 256, .t_script = 170, .t_code = 240,
+		.t_fixed_array = 179, .t_first_nonstring = 128,
+		.jsf_shared = 24, .jsf_code = 48,
+		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.script_name = 16, .script_source = 8, .script_line_ends = 56,
+		.code_deopt_data = 16, .code_positions = 24, .code_header = 128, .code_size = 40,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
+		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
+		.ba_positions = 32, .ba_header = 56,
+		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
+		.thin_actual = 16, .ext_data = 24,
+		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
+		.fa_length = 8, .fa_data = 16,
+	};
+
+	/* V8 12.4 (Node 22: the official 22.23.5), checked against a live node 22.23.5: the
+	 * JSFunction's code before its shared info; the Code's deoptimization data and
+	 * source positions (trusted arrays) at 8 and 16; the InstructionStream's header 32
+	 * bytes; the BytecodeArray's positions at 24; TurboFan's code kind 12 (the kinds
+	 * lost JS_TO_JS_FUNCTION; Maglev, off by default in Node 22, is the one before) */
+	static const struct nd_layout v12_4 = {
+		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
+		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
+		.map_instance_type = 12,
+		.t_jsfunction_first = 2066, .t_jsfunction_last = 2066 + 15,
+		.t_sfi = 274, .t_scope_info = 272, .t_script = 167, .t_code = 206,
+		.t_fixed_array = 174, .t_first_nonstring = 128,
+		.jsf_shared = 32, .jsf_code = 24,
+		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.script_name = 16, .script_source = 8, .script_line_ends = 56,
+		.code_deopt_data = 8, .code_positions = 16, .code_entry = 40, .code_size = 52,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 11, .kind_turbofan = 12,
+		.is_header = 32,
+		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
+		.ba_positions = 24, .ba_header = 64,
+		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
+		.thin_actual = 16, .ext_data = 24,
+		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 32,
+		.fa_length = 8, .fa_data = 16,
+	};
+
+	/* V8 13.6 (Node 24: the official 24.22.3), checked against a live node 24.22.3: the
+	 * JSFunction holds a dispatch handle instead of its code (leaptiering), so an
+	 * optimized frame's code is found from its pc; the SharedFunctionInfo's name and
+	 * script at 24 and 40; the Code's flags and size at 52 and 56; the deoptimization
+	 * data's literals at 3 and inlining positions at 8; the ScopeInfo's position info
+	 * before its locals (at 32, 40). Maglev (kind 11) is on by default. */
+	static const struct nd_layout v13_6 = {
+		.fp_context = -8, .fp_function = -16, .fp_bytecode_array = -32,
+		.fp_bytecode_offset = -40, .ft_entry = 1, .ft_construct_entry = 2,
+		.map_instance_type = 12,
+		.t_jsfunction_first = 2065, .t_jsfunction_last = 2065 + 15,
+		.t_sfi = 282, .t_scope_info = 280, .t_script = 167, .t_code = 187,
+		.t_fixed_array = 205, .t_first_nonstring = 128,
+		.jsf_shared = 32, .jsf_code = -1,
+		.sfi_name_or_scope_info = 24, .sfi_script_or_debug_info = 40,
+		.script_name = 16, .script_source = 8, .script_line_ends = 56,
+		.code_deopt_data = 8, .code_positions = 16, .code_entry = 40, .code_size = 56,
+		.code_flags = 52, .code_kind_mask = 0xf, .kind_maglev = 11, .kind_turbofan = 12,
+		.is_header = 32,
+		.deopt_inlined_count = 1, .deopt_literals = 3, .deopt_inlining_positions = 8,
+		.ba_positions = 24, .ba_header = 64,
+		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
+		.thin_actual = 16, .ext_data = 24,
+		.scope_flags = 8, .scope_nr_context_locals = 24, .scope_first_vars = 48,
+		.fa_length = 8, .fa_data = 16,
+	};
+
+	if (major == 13 && minor == 6)
+		*l = v13_6;
+	else if (major == 12 && minor == 4)
+		*l = v12_4;
+	else if (major == 11 && minor == 3)
+		*l = v11_3;
+	else if (major == 10 && minor == 2)
+		*l = v10_2;
+	else
+		return -ENOTSUP;
 	return 0;
 }
 
@@ -126,6 +214,27 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 	take(get, ctx, "v8dbg_class_Script__line_ends__Object", &l->script_line_ends);
 	take(get, ctx, "v8dbg_class_Code__deoptimization_data__FixedArray", &l->code_deopt_data);
 	take(get, ctx, "v8dbg_class_Code__source_position_table__ByteArray", &l->code_positions);
+	take(get, ctx, "v8dbg_class_BytecodeArray__data__uintptr_t", &l->ba_header);
+	take(get, ctx, "v8dbg_class_Code__instruction_size__int", &l->code_size);
+	take(get, ctx, "v8dbg_class_Code__flags__uint32_t", &l->code_flags);
+	if (l->code_header > 0)
+		take(get, ctx, "v8dbg_class_Code__instruction_start__uintptr_t", &l->code_header);
+	else
+		take(get, ctx, "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
+		     &l->is_header);
+	/* the names 12.4 gives the same fields */
+	take(get, ctx, "v8dbg_class_JSFunction__code__Tagged_Code_", &l->jsf_code);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_",
+	     &l->sfi_name_or_scope_info);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_",
+	     &l->sfi_script_or_debug_info);
+	take(get, ctx, "v8dbg_class_Code__instruction_start__Address", &l->code_entry);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_",
+	     &l->sfi_name_or_scope_info);
+	take(get, ctx, "v8dbg_DeoptimizationDataInlinedFunctionCountIndex", &l->deopt_inlined_count);
+	take(get, ctx, "v8dbg_DeoptimizationDataLiteralArrayIndex", &l->deopt_literals);
+	take(get, ctx, "v8dbg_DeoptimizationDataInliningPositionsIndex",
+	     &l->deopt_inlining_positions);
 	take(get, ctx, "v8dbg_class_String__length__int32_t", &l->str_length);
 	take(get, ctx, "v8dbg_class_SeqOneByteString__chars__char", &l->seq_chars);
 	take(get, ctx, "v8dbg_class_ConsString__first__String", &l->cons_first);
@@ -141,6 +250,26 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 	take_type(get, ctx, "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", &l->t_fixed_array);
 	take_type(get, ctx, "v8dbg_FirstNonstringType", &l->t_first_nonstring);
 	l->t_jsfunction_last = (uint16_t)(l->t_jsfunction_first + 15);
+	/* the metadata is the binary's: a field past what the reader reads of its object
+	 * (or before it) is refused, not read out of bounds */
+	const struct { int off, size, room; } f[] = {
+		{ l->jsf_shared, 8, ND_JSF_READ }, { l->jsf_code, 8, ND_JSF_READ },
+		{ l->sfi_name_or_scope_info, 8, ND_SFI_READ },
+		{ l->sfi_script_or_debug_info, 8, ND_SFI_READ },
+		{ l->code_entry, 8, ND_CODE_READ }, { l->code_size, 4, ND_CODE_READ },
+		{ l->code_flags, 4, ND_CODE_READ }, { l->code_deopt_data, 8, ND_CODE_READ },
+		{ l->code_positions, 8, ND_CODE_READ }, { l->ba_positions, 8, ND_BA_READ },
+		{ l->map_instance_type, 2, 16 }, { l->script_name, 8, 64 },
+		{ l->script_source, 8, 64 }, { l->script_line_ends, 8, 64 },
+		{ l->str_length, 4, 32 }, { l->cons_first, 8, 32 }, { l->cons_second, 8, 32 },
+		{ l->thin_actual, 8, 32 }, { l->ext_data, 8, 32 },
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (!(l->jsf_code < 0 && f[i].off == l->jsf_code) &&
+		    (f[i].off < 0 || f[i].off + f[i].size > f[i].room))
+			return -ENOTSUP;
+	if (l->code_header < 0 || l->code_header > 128 || l->is_header < 0 || l->is_header > 128)
+		return -ENOTSUP;
 	return 0;
 }
 

@@ -29,10 +29,13 @@ struct nd_layout {
 	uint16_t t_jsfunction_first, t_jsfunction_last;
 	uint16_t t_sfi, t_scope_info, t_script, t_code, t_fixed_array, t_first_nonstring;
 	/* object fields */
-	int jsf_shared, jsf_code;
+	int jsf_shared, jsf_code;	/* jsf_code < 0: none (13.6: a dispatch handle) */
 	int sfi_name_or_scope_info, sfi_script_or_debug_info;
 	int script_name, script_source, script_line_ends;
 	int code_deopt_data, code_positions, code_entry, code_size, code_flags;
+	int code_header;	/* > 0: the instructions follow the Code's header of this size
+				 * (V8 10.2); 0: code_entry points to them (11.3 on) */
+	int is_header;		/* 11.3 on: the InstructionStream's header (map, Code, ...) */
 	uint32_t code_kind_mask, kind_maglev, kind_turbofan;
 	int deopt_inlined_count, deopt_literals, deopt_inlining_positions;	/* indices */
 	int ba_positions, ba_header;	/* BytecodeArray: its source positions, its bytecodes */
@@ -79,6 +82,8 @@ struct runtime_proc {
 	char version[32];		/* V8's: "11.3.244" */
 	uint64_t blob, blob_size;	/* the embedded builtins' code */
 	uint64_t blob_var, blob_size_var;	/* where the process keeps them */
+	uint64_t blob_ino, blob_off;	/* the file that holds them, at offset: V8 maps a
+					 * copy near its JIT code (short builtin calls) */
 	struct hashmap *fn_by_sfi;	/* sfi address -> index + 1 */
 	struct nd_fn **fns;
 	size_t nr_fns, alloc_fns;
@@ -136,6 +141,13 @@ static inline uint64_t nd_untag(uint64_t v)
 	return v & ~(uint64_t)3;
 }
 
+/* The first instruction of the Code at tagged address code, whose header is hdr. */
+static inline uint64_t nd_code_entry(const struct nd_layout *l, uint64_t code, const uint8_t *hdr)
+{
+	return l->code_header > 0 ? nd_untag(code) + (uint64_t)l->code_header
+				  : nd_rd64(hdr, (size_t)l->code_entry);
+}
+
 /* Decoders of V8 data read from the process (node_layout.c); bytes are untrusted. */
 
 /* Decodes a source position table (ByteArray data, len bytes) into at most max (code
@@ -166,7 +178,9 @@ int nd_walk(struct runtime_proc *rp, const struct rt_native *n, struct rt_frame 
  * (its first ND_SFI_READ bytes in hdr when already read, else NULL), reading its names on
  * first sight or when the address holds another function now (node.c); -1 when it
  * cannot be read. */
-#define ND_SFI_READ 40
+#define ND_SFI_READ 48	/* 13.6: the script at 40 */
+#define ND_JSF_READ 56	/* bytes of a JSFunction read: map .. code */
+#define ND_CODE_READ 64	/* of a Code: map .. instruction size */
 int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi, const uint8_t *hdr);
 /* The 1-based line of script offset off in function i's script, 0 when unknown. */
 uint32_t nd_fn_line(struct runtime_proc *rp, int32_t i, int32_t off);

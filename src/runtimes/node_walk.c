@@ -13,11 +13,13 @@
 #include "runtimes/node_proc.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MAX_NATIVE 512		/* native frames looked at */
-#define JSF_READ 56		/* bytes of a JSFunction read: map .. code */
-#define CODE_READ 64		/* of a Code: map .. instruction size */
+#define JSF_READ ND_JSF_READ
+#define CODE_READ ND_CODE_READ
 #define CODE_ALIGN 64		/* of instruction streams */
 #define CODE_CHUNK 4096		/* bytes of code space read at a time, looking for one */
 #define CODE_SCAN (64u << 10)	/* how far back from a pc its stream's start may be */
@@ -27,7 +29,7 @@ enum raw_kind { RAW_ENTRY, RAW_JS };
 
 struct raw {
 	enum raw_kind kind;
-	bool leaf;
+	bool leaf, blob;	/* blob: its pc is in the embedded builtins */
 	uint64_t pc, fn, ba;	/* ba: an interpreted frame's BytecodeArray, else 0 */
 	int32_t bo;		/* and its bytecode offset */
 	uint8_t jsf[JSF_READ], map[16], sfi[ND_SFI_READ], code[CODE_READ], bah[ND_BA_READ];
@@ -49,26 +51,65 @@ static bool stack_word(struct runtime_proc *rp, const struct rt_native *n, uint6
 	return addr > n->sp && nd_read(rp->pid, addr, out, 8) == 0;
 }
 
+/* The file and offset of the mapping of process pid that holds addr: 0, or -ENOENT. */
+static int file_of(pid_t pid, uint64_t addr, uint64_t *ino, uint64_t *off)
+{
+	char path[64], line[512];
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	while (err && fgets(line, sizeof(line), fp)) {
+		uint64_t start, end, pgoff, inode;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %" SCNu64, &start,
+			   &end, &pgoff, &inode) == 4 && addr >= start && addr < end && inode) {
+			*ino = inode;
+			*off = pgoff + (addr - start);
+			err = 0;
+		}
+	}
+	fclose(fp);
+	return err;
+}
+
 static void load_blob(struct runtime_proc *rp)
 {
-	uint64_t b, s;
+	uint64_t b;
+	uint32_t s;	/* V8 keeps the size as a uint32_t */
 
 	if (rp->blob || !rp->blob_var)
 		return;
 	if (nd_read(rp->pid, rp->blob_var, &b, 8) == 0 &&
-	    nd_read(rp->pid, rp->blob_size_var, &s, 8) == 0 && b && s && s < (1ull << 32)) {
+	    nd_read(rp->pid, rp->blob_size_var, &s, 4) == 0 && b && s) {
 		rp->blob = b;
 		rp->blob_size = s;
+		if (file_of(rp->pid, b, &rp->blob_ino, &rp->blob_off) < 0)
+			rp->blob_ino = 0;
 	}
+}
+
+/* Whether native frame i runs an embedded builtin: in the blob, or in a copy of it that V8
+ * mapped from the same file elsewhere. */
+static bool in_blob(const struct runtime_proc *rp, const struct rt_native *n, uint32_t i)
+{
+	uint64_t pc = n->pcs[i];
+
+	if (rp->blob && pc >= rp->blob && pc - rp->blob < rp->blob_size)
+		return true;
+	const struct mapping *m = n->maps ? n->maps[i] : NULL;
+	if (!m || !rp->blob_ino || m->ino != rp->blob_ino || pc < m->start || pc >= m->end)
+		return false;
+	uint64_t off = mapping__file_offset(m, pc);
+	return off >= rp->blob_off && off - rp->blob_off < rp->blob_size;
 }
 
 /* Whether native frame i runs V8 code: the builtins, or executable memory no file
  * backs (the JIT's code space). */
 static bool v8_code(const struct runtime_proc *rp, const struct rt_native *n, uint32_t i)
 {
-	uint64_t pc = n->pcs[i];
-
-	if (rp->blob && pc >= rp->blob && pc - rp->blob < rp->blob_size)
+	if (in_blob(rp, n, i))
 		return true;
 	const struct mapping *m = n->maps ? n->maps[i] : NULL;
 	if (!m || !m->path)
@@ -125,7 +166,7 @@ static void read_objects(struct runtime_proc *rp, struct raw *raws, size_t nr)
 		if (r->kind != RAW_JS)
 			continue;
 		uint64_t map = nd_rd64(r->jsf, 0), sfi = nd_rd64(r->jsf, (size_t)rp->l.jsf_shared);
-		uint64_t code = nd_rd64(r->jsf, (size_t)rp->l.jsf_code);
+		uint64_t code = rp->l.jsf_code >= 0 ? nd_rd64(r->jsf, (size_t)rp->l.jsf_code) : 0;
 		memset(r->map, 0, sizeof(r->map));
 		memset(r->sfi, 0, sizeof(r->sfi));
 		memset(r->code, 0, sizeof(r->code));
@@ -150,18 +191,23 @@ static bool code_holds(struct runtime_proc *rp, uint64_t code, uint64_t pc, uint
 
 	if (!nd_is_heap(code) || nd_read(rp->pid, nd_untag(code), hdr, CODE_READ) < 0)
 		return false;
-	entry = nd_rd64(hdr, (size_t)rp->l.code_entry);
+	entry = nd_code_entry(&rp->l, code, hdr);
 	memcpy(&size, hdr + rp->l.code_size, 4);
 	return pc >= entry && pc - entry < size;
 }
 
-/* Finds the code object whose instructions hold pc, in the JIT's code space: each
- * instruction stream starts code-aligned with its map and a pointer back to its Code,
- * whose entry is just after them. Remembered by pc (also when not found). */
-static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t *code, uint8_t *hdr)
+/* Finds the code object whose instructions hold pc, in the JIT's code space. Each
+ * instruction stream starts code-aligned: from V8 11.3 on with its map and a pointer back
+ * to its Code, the instructions after its header (is_header bytes); before (10.2) it is
+ * the Code itself, whose instructions follow its header, with code_map, the map all Code
+ * objects share. Remembered by pc (also when not found). */
+static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t code_map, uint64_t *code,
+		      uint8_t *hdr)
 {
+	const struct nd_layout *l = &rp->l;
 	void **slot = hashmap__find(rp->code_by_pc, &pc, sizeof(pc));
-	uint8_t chunk[CODE_CHUNK];
+	uint64_t before = (uint64_t)(l->code_header > 0 ? l->code_header : l->is_header);
+	uint8_t chunk[CODE_CHUNK + 128];
 	bool created;
 	int tries = 0;
 
@@ -170,18 +216,29 @@ static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t *code, uint
 		return *code && code_holds(rp, *code, pc, hdr);
 	}
 	*code = 0;
+	if (before < 16 || before > 128 + CODE_ALIGN ||
+	    (l->code_header > 0 && !nd_is_heap(code_map)))
+		return false;
 	for (uint64_t top = pc & ~(uint64_t)(CODE_ALIGN - 1), done = 0;
-	     done < CODE_SCAN && top > CODE_CHUNK && !*code; done += CODE_CHUNK, top -= CODE_CHUNK) {
-		if (nd_read(rp->pid, top - CODE_CHUNK + 16, chunk, CODE_CHUNK) < 0)
+	     done < CODE_SCAN && top > CODE_CHUNK + before && !*code;
+	     done += CODE_CHUNK, top -= CODE_CHUNK) {
+		/* the chunk holds the words before each entry e in (top - CODE_CHUNK, top] */
+		uint64_t base = top - CODE_CHUNK + CODE_ALIGN - before;
+		if (nd_read(rp->pid, base, chunk, (size_t)(top - base)) < 0)
 			break;
 		for (uint64_t e = top; e > top - CODE_CHUNK && tries < 16; e -= CODE_ALIGN) {
-			size_t at = (size_t)(e - 8 - (top - CODE_CHUNK + 16));
-			uint64_t back = nd_rd64(chunk, at), map = nd_rd64(chunk, at - 8);
-			if (!nd_is_heap(back) || !nd_is_heap(map))
-				continue;
+			uint64_t map = nd_rd64(chunk, (size_t)(e - before - base)), back;
+			if (l->code_header > 0) {
+				back = (e - before) | 1;
+				if (map != code_map)
+					continue;
+			} else {
+				back = nd_rd64(chunk, (size_t)(e - before + 8 - base));
+				if (!nd_is_heap(back) || !nd_is_heap(map))
+					continue;
+			}
 			tries++;
-			if (code_holds(rp, back, pc, hdr) &&
-			    nd_rd64(hdr, (size_t)rp->l.code_entry) == e) {
+			if (code_holds(rp, back, pc, hdr) && nd_code_entry(l, back, hdr) == e) {
 				*code = back;
 				break;
 			}
@@ -209,17 +266,18 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 		rp->unreadable++;
 		return 0;
 	}
-	uint64_t code = nd_rd64(r->jsf, (size_t)l->jsf_code), entry;
+	uint64_t code = l->jsf_code >= 0 ? nd_rd64(r->jsf, (size_t)l->jsf_code) : 0, entry;
 	uint32_t size, flags;
-	entry = nd_rd64(r->code, (size_t)l->code_entry);
+	entry = nd_code_entry(l, code, r->code);
 	memcpy(&size, r->code + l->code_size, 4);
 	memcpy(&flags, r->code + l->code_flags, 4);
 	uint32_t kind = flags & l->code_kind_mask;
 	struct nd_code *c = NULL;
 	uint8_t other[CODE_READ];
-	if (!(r->pc >= entry && r->pc - entry < size) && find_code(rp, r->pc, &code, other)) {
+	if (!(r->pc >= entry && r->pc - entry < size) && !r->blob &&
+	    find_code(rp, r->pc, nd_rd64(r->code, 0), &code, other)) {
 		/* not the function's code: on-stack-replacement code of a loop */
-		entry = nd_rd64(other, (size_t)l->code_entry);
+		entry = nd_code_entry(l, code, other);
 		memcpy(&flags, other + l->code_flags, 4);
 		kind = flags & l->code_kind_mask;
 		memcpy(&size, other + l->code_size, 4);
@@ -298,6 +356,7 @@ int nd_walk(struct runtime_proc *rp, const struct rt_native *n, struct rt_frame 
 		last_fp = fp;
 		r->pc = n->pcs[i];
 		r->leaf = i == 0;
+		r->blob = in_blob(rp, n, i);
 		nr_raw++;
 	}
 	read_objects(rp, raws, nr_raw);

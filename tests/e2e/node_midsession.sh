@@ -3,23 +3,27 @@
 # shares of node_ratio.js (phases of 350/150 ms) right.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
-NODE=$(command -v node || command -v nodejs) || skip "no node"
-# kiln has the layout of V8 11.3 (Node 20) only; another node gets a skip marker
-"$NODE" -e 'process.exit(process.versions.v8.startsWith("11.3.") ? 0 : 1)' ||
-	skip "kiln reads V8 11.3 (Node 20) only; this node is $("$NODE" --version), V8 $("$NODE" -p process.versions.v8)"
+. "$W/node_env.sh"
+node_pick	# the system node when kiln reads its V8, else one from build/node
 "$KILN" record -o "$T/out" -d 8 -f 499 --no-flamegraph >"$T/record.log" 2>&1 & kpid=$!
 reap $kpid
 sleep 1.5
 # a name of its own (the comm of its samples), apart from other nodes on the host
-ln -s "$(readlink -f "$NODE")" "$T/nodemid"
-"$T/nodemid" "$W/node_ratio.js" 4 50 >/dev/null & pid=$!	# ends, at a phase boundary, before kiln
+NODEMID=$(node_as nodemid)
+"$NODEMID" "$W/node_ratio.js" 4 50 >/dev/null & pid=$!	# ends, at a phase boundary, before kiln
 reap $pid
 timeout 30 tail --pid=$kpid -f /dev/null
 wait $kpid || fail "kiln record failed: $(cat "$T/record.log")"
 if grep -q "nodemid;\[Profiling skipped: unsupported node" "$COL"; then
-	skip "$("$NODE" --version): $(grep -o 'unsupported node[^]]*' "$COL" | head -n 1)"
+	fail "kiln refused a node whose V8 it reads: $(grep -o 'unsupported node[^]]*' "$COL" | head -n 1)"
 fi
-# its whole life is recorded: start-up (before any JavaScript runs) and the compiler
-# threads (same comm) weigh more on a loaded host, hence 0.6 for the _[js] share
-python3 "$W/nodecheck.py" ratio "$COL" "$W/node_ratio.js" nodemid 0.6 || fail "wrong frames or shares"
+# its whole life is recorded: its start-up (before any JavaScript runs) and its
+# compiler and GC threads have its name too, so the share of _[js] frames is taken of
+# the main thread's samples while node runs the script (--running: under
+# node::LoadEnvironment), >= 95% as for a node that runs already; and from its start its
+# interpreted functions have no source positions yet (V8 makes them lazily): their
+# lines are unknown (14% of the samples in one run on Node 18), not checked here
+# (node_ratio checks them)
+python3 "$W/nodecheck.py" ratio "$COL" "$W/node_ratio.js" nodemid 0.95 1.0 --running ||
+	fail "wrong frames or shares"
 pass

@@ -3,10 +3,8 @@
 # from the perf map of a node started with --perf-basic-prof, and reads none either.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
-NODE=$(command -v node || command -v nodejs) || skip "no node"
-# kiln has the layout of V8 11.3 (Node 20) only; another node gets a skip marker
-"$NODE" -e 'process.exit(process.versions.v8.startsWith("11.3.") ? 0 : 1)' ||
-	skip "kiln reads V8 11.3 (Node 20) only; this node is $("$NODE" --version), V8 $("$NODE" -p process.versions.v8)"
+. "$W/node_env.sh"
+node_pick	# the system node when kiln reads its V8, else one from build/node
 # in $T: --perf-basic-prof also writes an isolate-*-v8.log into the current directory
 (cd "$T" && exec "$NODE" --perf-basic-prof "$W/node_ratio.js" 60 >/dev/null) & pid=$!
 reap $pid
@@ -16,6 +14,6 @@ record -d 2 -f 199 --no-flamegraph --nodejs-mode none --pids "$pid" >/dev/null
 python3 "$W/nodecheck.py" none "$COL" || fail "JavaScript frames read with --nodejs-mode none"
 record -d 2 -f 199 --no-flamegraph --nodejs-mode perf --pids "$pid" >/dev/null
 python3 "$W/nodecheck.py" none "$COL" || fail "JavaScript frames read with --nodejs-mode perf"
-n=$(grep -c ';JS:[~^+*]\?phase ' "$COL")
+n=$(grep -c ';\(JS\|LazyCompile\):[~^+*]\?phase ' "$COL")	# V8 10.2 wrote LazyCompile:
 [ "$n" -gt 0 ] || fail "no perf-map names (JS:*phase) with --nodejs-mode perf"
 pass "perf-map names in $n stacks"

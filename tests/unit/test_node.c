@@ -125,6 +125,10 @@ static bool fake_get(void *ctx, const char *name, int32_t *out)
 		*out = 1 << 20;	/* out of range: not taken */
 		return true;
 	}
+	if (!strcmp(name, "v8dbg_class_Code__instruction_start__uintptr_t")) {
+		*out = 128;	/* V8 10.2's header size; 11.3 has no such field */
+		return true;
+	}
 	return false;
 }
 
@@ -136,9 +140,23 @@ static void test_layout(void **state)
 	assert_int_equal(l.jsf_shared, 24);
 	assert_int_equal(l.fp_function, -16);
 	assert_int_equal(l.t_jsfunction_last - l.t_jsfunction_first, 15);
-	assert_int_equal(nd_layout__fill(&l, 10, 2, 154, NULL, NULL), -ENOTSUP);	/* node 18 */
-	assert_int_equal(nd_layout__fill(&l, 12, 4, 254, NULL, NULL), -ENOTSUP);	/* node 22 */
-	assert_int_equal(nd_layout__fill(&l, 13, 6, 233, NULL, NULL), -ENOTSUP);	/* node 24 */
+	assert_int_equal(l.code_header, 0);	/* the instructions are elsewhere */
+	assert_int_equal(l.ba_header, 54);
+	/* node 18: the Code holds its instructions after its header */
+	assert_int_equal(nd_layout__fill(&l, 10, 2, 154, fake_get, NULL), 0);
+	assert_int_equal(l.code_header, 128);
+	assert_int_equal(l.ba_header, 56);
+	assert_int_equal(l.t_jsfunction_first, 2065);
+	assert_int_equal(nd_layout__fill(&l, 10, 3, 0, NULL, NULL), -ENOTSUP);
+	/* node 22: the InstructionStream's header is 32 bytes */
+	assert_int_equal(nd_layout__fill(&l, 12, 4, 254, NULL, NULL), 0);
+	assert_int_equal(l.is_header, 32);
+	assert_int_equal(l.jsf_code, 24);
+	assert_int_equal(l.kind_turbofan, 12);
+	/* node 24: no code in the JSFunction (a dispatch handle) */
+	assert_int_equal(nd_layout__fill(&l, 13, 6, 233, NULL, NULL), 0);
+	assert_true(l.jsf_code < 0);
+	assert_int_equal(nd_layout__fill(&l, 13, 7, 0, NULL, NULL), -ENOTSUP);
 	(void)state;
 }
 
@@ -172,18 +190,23 @@ static void make_string(const struct nd_layout *l, size_t s, size_t m, const cha
 	memcpy((uint8_t *)&heap[s] + l->seq_chars, text, (size_t)len);
 }
 
-static struct runtime_proc *fake_proc(void)
+static struct runtime_proc *fake_proc_of(int major, int minor)
 {
 	struct runtime_proc *rp = calloc(1, sizeof(*rp));
 
 	rp->pid = getpid();
-	assert_int_equal(nd_layout__fill(&rp->l, 11, 3, 244, NULL, NULL), 0);
+	assert_int_equal(nd_layout__fill(&rp->l, major, minor, 0, NULL, NULL), 0);
 	rp->fn_by_sfi = hashmap__new();
 	rp->script_by_addr = hashmap__new();
 	rp->code_by_addr = hashmap__new();
 	rp->code_by_pc = hashmap__new();
 	rp->bc_by_addr = hashmap__new();
 	return rp;
+}
+
+static struct runtime_proc *fake_proc(void)
+{
+	return fake_proc_of(11, 3);
 }
 
 static void free_proc(struct runtime_proc *rp)
@@ -199,12 +222,15 @@ static void free_proc(struct runtime_proc *rp)
 	free(rp->scripts);
 	hashmap__free(rp->fn_by_sfi);
 	hashmap__free(rp->script_by_addr);
-	hashmap__free(rp->code_by_addr);
-	hashmap__free(rp->code_by_pc);
 	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	const void *key;
 	size_t len;
 	void *v;
+	while (hashmap__next(rp->code_by_addr, &it, &key, &len, &v))
+		nd_code_free(v);
+	hashmap__free(rp->code_by_addr);
+	hashmap__free(rp->code_by_pc);
+	it = (struct hashmap_iter)HASHMAP_ITER_INIT;
 	while (hashmap__next(rp->bc_by_addr, &it, &key, &len, &v))
 		nd_code_free(v);
 	hashmap__free(rp->bc_by_addr);
@@ -291,6 +317,80 @@ static void test_walk(void **state)
 	(void)state;
 }
 
+/* Code space for test_walk_inline_code: 64-aligned, the code objects in its middle. */
+static uint8_t space[16384] __attribute__((aligned(64)));
+
+/* A V8 10.2 Code at space + at (map at slot m of heap): instructions after its header,
+ * size bytes of them, of kind kind. Returns its tagged address. */
+static uint64_t make_code(const struct nd_layout *l, size_t at, size_t m, uint32_t size,
+			  uint32_t kind)
+{
+	uint64_t map = obj(m);
+
+	memset(space + at, 0, (size_t)l->code_header);
+	memcpy(space + at, &map, 8);
+	memcpy(space + at + l->code_size, &size, 4);
+	memcpy(space + at + l->code_flags, &kind, 4);
+	return (uint64_t)(uintptr_t)(space + at) + 1;
+}
+
+/* V8 10.2 (node 18): a Code's instructions follow its header, and the code of a pc that is
+ * not its function's (on-stack replacement) is found by its Code's map in code space. */
+static void test_walk_inline_code(void **state)
+{
+	struct runtime_proc *rp = fake_proc_of(10, 2);
+	const struct nd_layout *l = &rp->l;
+
+	make_map(l, 0, l->t_jsfunction_first);
+	make_map(l, 2, l->t_sfi);
+	make_map(l, 6, l->t_code);
+	make_string(l, 40, 14, "loop");
+	heap[70] = obj(2);
+	heap[70 + l->sfi_name_or_scope_info / 8] = obj(40);
+	/* the function's own code at 4096, OSR code at 8192: both TurboFan's */
+	uint64_t own = make_code(l, 4096, 6, 256, l->kind_turbofan);
+	uint64_t osr = make_code(l, 8192, 6, 512, l->kind_turbofan);
+	heap[90] = obj(0);
+	heap[90 + l->jsf_shared / 8] = obj(70);
+	heap[90 + l->jsf_code / 8] = own;
+
+	uint64_t stack[32] = { 0 };
+	uint64_t sp = (uint64_t)(uintptr_t)stack;
+	uint64_t pcs[3] = { nd_untag(own) + 128 + 16, 0x7000002000, 0x7000003000 };
+	struct mapping anon = { .start = 0, .end = ~0ull, .path = "//anon" };
+	const struct mapping *maps[3] = { &anon, &anon, &anon };
+	stack[8] = sp + 16 * 8;
+	stack[9] = pcs[1];
+	stack[8 - 1] = obj(100);
+	stack[8 - 2] = obj(90);
+	stack[17] = pcs[2];
+	stack[16 - 1] = (uint64_t)l->ft_entry << 1;
+	struct rt_native n = { pcs[0], sp, sp + 8 * 8, (const uint8_t *)stack, sizeof(stack),
+			       pcs, maps, 3 };
+	struct rt_frame f[8];
+
+	/* in the function's code: read as optimized code (no positions: no line) */
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_string_equal(rp->fns[f[0].id]->name, "loop");
+	assert_int_equal(hashmap__count(rp->code_by_addr), 1);
+	assert_non_null(hashmap__find(rp->code_by_addr, &own, sizeof(own)));
+	/* in the OSR code: found back from the pc by the Code map */
+	pcs[0] = nd_untag(osr) + 128 + 300;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_non_null(hashmap__find(rp->code_by_addr, &osr, sizeof(osr)));
+	void **slot = hashmap__find(rp->code_by_pc, &pcs[0], sizeof(pcs[0]));
+	assert_non_null(slot);
+	assert_true((uint64_t)(uintptr_t)*slot == osr);
+	/* past its end: no code holds it, the frame is still the function's */
+	pcs[0] = nd_untag(osr) + 128 + 512 + 64;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	slot = hashmap__find(rp->code_by_pc, &pcs[0], sizeof(pcs[0]));
+	assert_non_null(slot);
+	assert_true(*slot == NULL);
+	free_proc(rp);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_walk_inline_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

