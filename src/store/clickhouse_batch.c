@@ -13,11 +13,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/log.h"
 
 struct ch_batch *ch__batch_open(struct ch_store *s)
 {
+	while (s->open && s->open->rows >= CH_BATCH_ROWS)
+		pthread_cond_wait(&s->sent, &s->mu);	/* full: the next one */
 	if (s->open)
 		return s->open;
 	struct ch_batch *b = xcalloc(1, sizeof(*b));
@@ -31,6 +34,32 @@ struct ch_batch *ch__batch_open(struct ch_store *s)
 	b->types_new = hashmap__new();
 	s->open = b;
 	return b;
+}
+
+void ch__batch_coming(struct ch_store *s)
+{
+	s->coming++;
+}
+
+void ch__batch_left(struct ch_store *s)
+{
+	s->coming--;
+	pthread_cond_broadcast(&s->joined);
+}
+
+/* Has the sender of b wait, at most CH_BATCH_WAIT_MS, for the puts that are hashing their
+ * rows now (s->mu held): they would otherwise each send a batch of their own behind it. */
+static void fill(struct ch_store *s, struct ch_batch *b)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += CH_BATCH_WAIT_MS * 1000000L;
+	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+	deadline.tv_nsec %= 1000000000L;
+	while (s->coming && b->rows < CH_BATCH_ROWS)
+		if (pthread_cond_timedwait(&s->joined, &s->mu, &deadline) == ETIMEDOUT)
+			break;
 }
 
 static void free_values(struct hashmap *m)
@@ -149,13 +178,21 @@ int ch__batch_commit(struct ch_store *s, struct ch_batch *b, char *err, size_t e
 	b->puts++;
 	b->waiting++;
 	while (!b->done) {
-		if (s->sending || s->open != b) {
+		if (s->sending || s->open != b || (b->filled && !b->sender_ready)) {
 			pthread_cond_wait(&s->sent, &s->mu);
 			continue;
 		}
-		/* nothing on the network: this put sends b, the puts after it open the next */
+		if (!b->filled) {	/* nothing on the network: this put sends b */
+			b->filled = true;
+			fill(s, b);
+			b->sender_ready = true;
+			continue;	/* (s->sending and s->open are as before: only b's
+					 * puts send, and only this one while it waits) */
+		}
+		/* the puts after this one open the next batch */
 		s->open = NULL;
 		s->sending = b;
+		pthread_cond_broadcast(&s->sent);	/* for the puts waiting for a batch */
 		pthread_mutex_unlock(&s->mu);
 		ret = send_batch(s, b, b->err, sizeof(b->err));
 		pthread_mutex_lock(&s->mu);

@@ -315,20 +315,22 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 	ssize_t nrows = 0;
 	int ret = validate(put, err, errlen);
 
-	if (!ret)
-		nrows = prepare(put, &u, rows, err, errlen);
-	if (nrows < 0)
-		ret = (int)nrows;
 	if (ret)
 		goto out;
+	/* counted as coming while it hashes, so that a batch about to go out waits for it */
+	pthread_mutex_lock(&s->mu);
+	ch__batch_coming(s);
+	pthread_mutex_unlock(&s->mu);
+	nrows = prepare(put, &u, rows, err, errlen);
 	pthread_mutex_lock(&s->mu);
 	struct ch_batch *b = NULL;
-	ret = ch__ensure(s, err, errlen);
+	ret = nrows < 0 ? (int)nrows : ch__ensure(s, err, errlen);
 	if (!ret) {
 		b = ch__batch_open(s);
 		ret = put_type(s, b, put, &type, err, errlen);
 	}
 	if (ret) {
+		ch__batch_left(s);
 		pthread_mutex_unlock(&s->mu);
 		goto out;
 	}
@@ -337,12 +339,14 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 	series_rows(s, b, put, type, ids);
 	sample_rows(b, put, type, ids, rows, (size_t)nrows,
 		    (uint32_t)floor_to(put->from, ch_level_step[0]));
+	b->rows += (size_t)nrows;
 	if (!known_type(s, b, put->service)) {
 		bool created;
 		void **slot = hashmap__insert(b->types_new, put->service, strlen(put->service),
 					      &created);
 		*slot = xstrdup(type);
 	}
+	ch__batch_left(s);	/* joined */
 	ret = ch__batch_commit(s, b, err, errlen);
 	pthread_mutex_unlock(&s->mu);
 out:
