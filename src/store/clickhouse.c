@@ -542,6 +542,8 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->sent, NULL);
 	pthread_cond_init(&s->joined, NULL);
+	s->batch_rows = CH_BATCH_ROWS;
+	s->batch_wait_ms = CH_BATCH_WAIT_MS;
 	s->base.resolution = ch_level_step[0];
 	if (opts)
 		s->base.opts = *opts;

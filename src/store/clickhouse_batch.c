@@ -19,7 +19,7 @@
 
 struct ch_batch *ch__batch_open(struct ch_store *s)
 {
-	while (s->open && s->open->rows >= CH_BATCH_ROWS)
+	while (s->open && s->open->rows >= s->batch_rows)
 		pthread_cond_wait(&s->sent, &s->mu);	/* full: the next one */
 	if (s->open)
 		return s->open;
@@ -47,17 +47,18 @@ void ch__batch_left(struct ch_store *s)
 	pthread_cond_broadcast(&s->joined);
 }
 
-/* Has the sender of b wait, at most CH_BATCH_WAIT_MS, for the puts that are hashing their
+/* Has the sender of b wait, at most s->batch_wait_ms, for the puts that are hashing their
  * rows now (s->mu held): they would otherwise each send a batch of their own behind it. */
 static void fill(struct ch_store *s, struct ch_batch *b)
 {
 	struct timespec deadline;
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_nsec += CH_BATCH_WAIT_MS * 1000000L;
+	deadline.tv_sec += s->batch_wait_ms / 1000;
+	deadline.tv_nsec += s->batch_wait_ms % 1000 * 1000000L;
 	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
 	deadline.tv_nsec %= 1000000000L;
-	while (s->coming && b->rows < CH_BATCH_ROWS)
+	while (s->coming && b->rows < s->batch_rows)
 		if (pthread_cond_timedwait(&s->joined, &s->mu, &deadline) == ETIMEDOUT)
 			break;
 }

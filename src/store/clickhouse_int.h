@@ -95,6 +95,8 @@ struct ch_store {
 	struct ch_batch *sending;	/* the batch on the network (NULL: none) */
 	pthread_cond_t joined;	/* a put joined the open batch, or gave up before */
 	size_t coming;		/* puts hashing their rows, about to join (under mu) */
+	size_t batch_rows;	/* CH_BATCH_ROWS (tests set their own) */
+	long batch_wait_ms;	/* CH_BATCH_WAIT_MS (likewise) */
 };
 
 extern const int64_t ch_level_step[CH_NR_LEVELS];
