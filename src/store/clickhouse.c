@@ -544,6 +544,7 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 	pthread_cond_init(&s->joined, NULL);
 	s->batch_rows = CH_BATCH_ROWS;
 	s->batch_wait_ms = CH_BATCH_WAIT_MS;
+	s->batch_linger_ms = CH_BATCH_LINGER_MS;
 	s->base.resolution = ch_level_step[0];
 	if (opts)
 		s->base.opts = *opts;

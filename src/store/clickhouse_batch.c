@@ -47,20 +47,42 @@ void ch__batch_left(struct ch_store *s)
 	pthread_cond_broadcast(&s->joined);
 }
 
-/* Has the sender of b wait, at most s->batch_wait_ms, for the puts that are hashing their
- * rows now (s->mu held): they would otherwise each send a batch of their own behind it. */
+/* t + ms, as a deadline for pthread_cond_timedwait. */
+static struct timespec after_ms(const struct timespec *t, long ms)
+{
+	struct timespec d = *t;
+
+	d.tv_sec += ms / 1000;
+	d.tv_nsec += ms % 1000 * 1000000L;
+	d.tv_sec += d.tv_nsec / 1000000000L;
+	d.tv_nsec %= 1000000000L;
+	return d;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Has the sender of b wait (s->mu held) for the puts that would otherwise each follow in
+ * a batch of their own: at most s->batch_wait_ms for those hashing their rows now, and,
+ * when the last batch had several puts (uploads arrive together), s->batch_linger_ms for
+ * any. A lone client's put (no put coming, batches of one) goes out at once. */
 static void fill(struct ch_store *s, struct ch_batch *b)
 {
-	struct timespec deadline;
+	struct timespec now, linger, wait;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += s->batch_wait_ms / 1000;
-	deadline.tv_nsec += s->batch_wait_ms % 1000 * 1000000L;
-	deadline.tv_sec += deadline.tv_nsec / 1000000000L;
-	deadline.tv_nsec %= 1000000000L;
-	while (s->coming && b->rows < s->batch_rows)
-		if (pthread_cond_timedwait(&s->joined, &s->mu, &deadline) == ETIMEDOUT)
+	clock_gettime(CLOCK_REALTIME, &now);
+	linger = after_ms(&now, s->last_puts > 1 ? s->batch_linger_ms : 0);
+	wait = after_ms(&now, s->batch_wait_ms);
+	while (b->rows < s->batch_rows) {
+		const struct timespec *until = before(&now, &linger) ? &linger :
+					       s->coming && before(&now, &wait) ? &wait : NULL;
+		if (!until)
 			break;
+		pthread_cond_timedwait(&s->joined, &s->mu, until);
+		clock_gettime(CLOCK_REALTIME, &now);
+	}
 }
 
 static void free_values(struct hashmap *m)
@@ -193,6 +215,7 @@ int ch__batch_commit(struct ch_store *s, struct ch_batch *b, char *err, size_t e
 		/* the puts after this one open the next batch */
 		s->open = NULL;
 		s->sending = b;
+		s->last_puts = b->puts;
 		pthread_cond_broadcast(&s->sent);	/* for the puts waiting for a batch */
 		pthread_mutex_unlock(&s->mu);
 		ret = send_batch(s, b, b->err, sizeof(b->err));

@@ -97,6 +97,8 @@ struct ch_store {
 	size_t coming;		/* puts hashing their rows, about to join (under mu) */
 	size_t batch_rows;	/* CH_BATCH_ROWS (tests set their own) */
 	long batch_wait_ms;	/* CH_BATCH_WAIT_MS (likewise) */
+	long batch_linger_ms;	/* CH_BATCH_LINGER_MS (likewise) */
+	size_t last_puts;	/* puts of the last batch sent */
 };
 
 extern const int64_t ch_level_step[CH_NR_LEVELS];
