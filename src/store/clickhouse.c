@@ -448,6 +448,7 @@ static void ch_close(struct store *st)
 	ch__batch_free(s->open);	/* no put is running: it was never joined */
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->sent);
+	pthread_cond_destroy(&s->joined);
 	ch__http_close(s);
 	free_values(s->frames);
 	free_values(s->stacks);
@@ -540,6 +541,10 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 	s->base.concurrent_puts = true;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->sent, NULL);
+	pthread_cond_init(&s->joined, NULL);
+	s->batch_rows = CH_BATCH_ROWS;
+	s->batch_wait_ms = CH_BATCH_WAIT_MS;
+	s->batch_linger_ms = CH_BATCH_LINGER_MS;
 	s->base.resolution = ch_level_step[0];
 	if (opts)
 		s->base.opts = *opts;

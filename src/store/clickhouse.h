@@ -78,6 +78,14 @@
  * and series queries widen last_seen by as much. */
 #define CH_SERIES_SLACK 600
 
+/* Group commit: a batch takes puts until it holds this many sample rows (the puts after
+ * wait for the next); its sender waits at most CH_BATCH_WAIT_MS for the puts already
+ * hashing their rows, and CH_BATCH_LINGER_MS for any when the last batch had several
+ * puts. A lone client's put (no put coming, batches of one) goes out at once. */
+#define CH_BATCH_ROWS (1u << 20)
+#define CH_BATCH_WAIT_MS 20
+#define CH_BATCH_LINGER_MS 5
+
 /* The backend's entry in store__open's table: scheme "clickhouse". */
 extern const struct store_backend clickhouse_store_backend;
 

@@ -13,11 +13,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/log.h"
 
 struct ch_batch *ch__batch_open(struct ch_store *s)
 {
+	while (s->open && s->open->rows >= s->batch_rows)
+		pthread_cond_wait(&s->sent, &s->mu);	/* full: the next one */
 	if (s->open)
 		return s->open;
 	struct ch_batch *b = xcalloc(1, sizeof(*b));
@@ -31,6 +34,55 @@ struct ch_batch *ch__batch_open(struct ch_store *s)
 	b->types_new = hashmap__new();
 	s->open = b;
 	return b;
+}
+
+void ch__batch_coming(struct ch_store *s)
+{
+	s->coming++;
+}
+
+void ch__batch_left(struct ch_store *s)
+{
+	s->coming--;
+	pthread_cond_broadcast(&s->joined);
+}
+
+/* t + ms, as a deadline for pthread_cond_timedwait. */
+static struct timespec after_ms(const struct timespec *t, long ms)
+{
+	struct timespec d = *t;
+
+	d.tv_sec += ms / 1000;
+	d.tv_nsec += ms % 1000 * 1000000L;
+	d.tv_sec += d.tv_nsec / 1000000000L;
+	d.tv_nsec %= 1000000000L;
+	return d;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Has the sender of b wait (s->mu held) for the puts that would otherwise each follow in
+ * a batch of their own: at most s->batch_wait_ms for those hashing their rows now, and,
+ * when the last batch had several puts (uploads arrive together), s->batch_linger_ms for
+ * any. A lone client's put (no put coming, batches of one) goes out at once. */
+static void fill(struct ch_store *s, struct ch_batch *b)
+{
+	struct timespec now, linger, wait;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	linger = after_ms(&now, s->last_puts > 1 ? s->batch_linger_ms : 0);
+	wait = after_ms(&now, s->batch_wait_ms);
+	while (b->rows < s->batch_rows) {
+		const struct timespec *until = before(&now, &linger) ? &linger :
+					       s->coming && before(&now, &wait) ? &wait : NULL;
+		if (!until)
+			break;
+		pthread_cond_timedwait(&s->joined, &s->mu, until);
+		clock_gettime(CLOCK_REALTIME, &now);
+	}
 }
 
 static void free_values(struct hashmap *m)
@@ -149,13 +201,22 @@ int ch__batch_commit(struct ch_store *s, struct ch_batch *b, char *err, size_t e
 	b->puts++;
 	b->waiting++;
 	while (!b->done) {
-		if (s->sending || s->open != b) {
+		if (s->sending || s->open != b || (b->filled && !b->sender_ready)) {
 			pthread_cond_wait(&s->sent, &s->mu);
 			continue;
 		}
-		/* nothing on the network: this put sends b, the puts after it open the next */
+		if (!b->filled) {	/* nothing on the network: this put sends b */
+			b->filled = true;
+			fill(s, b);
+			b->sender_ready = true;
+			continue;	/* (s->sending and s->open are as before: only b's
+					 * puts send, and only this one while it waits) */
+		}
+		/* the puts after this one open the next batch */
 		s->open = NULL;
 		s->sending = b;
+		s->last_puts = b->puts;
+		pthread_cond_broadcast(&s->sent);	/* for the puts waiting for a batch */
 		pthread_mutex_unlock(&s->mu);
 		ret = send_batch(s, b, b->err, sizeof(b->err));
 		pthread_mutex_lock(&s->mu);

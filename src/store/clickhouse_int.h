@@ -62,6 +62,9 @@ struct ch_batch {
 	struct hashmap *seen_new;	/* series id -> struct ch_seen * (owned) */
 	struct hashmap *types_new;	/* service -> char * its default type (owned) */
 	size_t puts;		/* puts that joined */
+	size_t rows;		/* sample rows of those puts */
+	bool filled;		/* a put of it waits for the puts on their way, to send it */
+	bool sender_ready;	/* that put is done waiting */
 	size_t waiting;		/* of them, not yet returned */
 	bool done;		/* sent: ret and err say how it went */
 	int ret;
@@ -90,6 +93,12 @@ struct ch_store {
 	pthread_cond_t sent;	/* a batch was sent, or sending became free */
 	struct ch_batch *open;	/* the batch puts join now (NULL: none yet) */
 	struct ch_batch *sending;	/* the batch on the network (NULL: none) */
+	pthread_cond_t joined;	/* a put joined the open batch, or gave up before */
+	size_t coming;		/* puts hashing their rows, about to join (under mu) */
+	size_t batch_rows;	/* CH_BATCH_ROWS (tests set their own) */
+	long batch_wait_ms;	/* CH_BATCH_WAIT_MS (likewise) */
+	long batch_linger_ms;	/* CH_BATCH_LINGER_MS (likewise) */
+	size_t last_puts;	/* puts of the last batch sent */
 };
 
 extern const int64_t ch_level_step[CH_NR_LEVELS];
@@ -168,8 +177,14 @@ void ch__free_series(struct ch_series *v, size_t n);
 const char *ch__default_type(struct ch_store *s, const char *service);
 void ch__set_default_type(struct ch_store *s, const char *service, const char *type);
 
-/* The open batch of s, made when there is none (s->mu held). */
+/* The open batch of s, made when there is none (s->mu held). When the open batch already
+ * holds CH_BATCH_ROWS sample rows, waits until it went on the network and opens the next
+ * (so a batch is bounded in rows, and puts faster than ClickHouse wait here). */
 struct ch_batch *ch__batch_open(struct ch_store *s);
+/* A put on its way to the open batch (s->mu held): counted in s->coming until it joins a
+ * batch or gives up (ch__batch_left), so that the batch's sender can wait for it. */
+void ch__batch_coming(struct ch_store *s);
+void ch__batch_left(struct ch_store *s);
 /* Has the put that just added its rows to b (the open batch, s->mu held) wait until b was
  * sent, sending it itself when no batch is on the network: one INSERT per table for every
  * put of b, the caches updated only after ClickHouse acknowledged them all. Returns b's

@@ -344,18 +344,22 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 	struct prep pr[2] = { { .rows = NULL }, { .rows = NULL } };
 	int ret = 0;
 
+	/* counted as coming while it hashes, so that a batch about to go out waits for it */
+	pthread_mutex_lock(&s->mu);
+	ch__batch_coming(s);
+	pthread_mutex_unlock(&s->mu);
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = prep_init(&pr[i], puts[i], err, errlen);
-	if (ret)
-		goto out;
 	pthread_mutex_lock(&s->mu);
 	struct ch_batch *b = NULL;
-	ret = ch__ensure(s, err, errlen);
+	if (!ret)
+		ret = ch__ensure(s, err, errlen);
 	if (!ret)
 		b = ch__batch_open(s);
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = put_type(s, b, puts[i], &pr[i].type, err, errlen);
 	if (ret) {
+		ch__batch_left(s);
 		pthread_mutex_unlock(&s->mu);
 		goto out;
 	}
@@ -366,6 +370,7 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 		series_rows(s, b, p, pr[i].type, pr[i].ids);
 		sample_rows(b, p, pr[i].type, pr[i].ids, pr[i].rows, (size_t)pr[i].nrows,
 			    (uint32_t)floor_to(p->from, ch_level_step[0]));
+		b->rows += (size_t)pr[i].nrows;
 		if (!known_type(s, b, p->service)) {
 			bool created;
 			void **slot = hashmap__insert(b->types_new, p->service,
@@ -373,6 +378,7 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 			*slot = xstrdup(pr[i].type);
 		}
 	}
+	ch__batch_left(s);	/* joined */
 	ret = ch__batch_commit(s, b, err, errlen);
 	pthread_mutex_unlock(&s->mu);
 out:

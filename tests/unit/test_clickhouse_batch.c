@@ -2,7 +2,9 @@
  * that answers the schema's queries and records every INSERT): puts that arrive while a
  * batch is on the network share the next batch's INSERTs, each put returns only after
  * its batch was acknowledged, and a batch ClickHouse refuses fails every put of it and
- * leaves nothing in the caches (the same put sends its stacks again); and the schema's
+ * leaves nothing in the caches (the same put sends its stacks again); the put that would
+ * send a batch waits for the puts still hashing their rows, and a batch full of rows
+ * takes no more puts; and the schema's
  * column codecs follow the server's version. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -331,6 +333,106 @@ static void test_group_commit(void **state)
 	store__close(s);
 }
 
+static bool coming_none(void *arg)
+{
+	return ((struct ch_store *)arg)->coming == 0;
+}
+
+static bool coming_one_joined_one(void *arg)
+{
+	struct ch_store *s = arg;
+	return s->coming == 1 && s->open && s->open->puts == 1;
+}
+
+/* The put that finds the network idle waits for the puts still hashing their rows (here
+ * one the test stands in for, then a real one), and sends one batch with them. */
+static void test_fill(void **state)
+{
+	struct putter a = { 0 }, b = { 0 };
+	char loc[64], err[256];
+
+	(void)state;
+	if (fake.listener < 0)
+		fake_start();
+	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
+	struct store *st = store__open(loc, NULL, err, sizeof(err));
+	assert_non_null(st);
+	struct ch_store *s = (struct ch_store *)st;
+	s->batch_wait_ms = 600000;	/* a bound, not a measurement: only the puts end it */
+	pthread_mutex_lock(&fake.mu);
+	int before = fake.samples;
+	pthread_mutex_unlock(&fake.mu);
+
+	pthread_mutex_lock(&s->mu);
+	ch__batch_coming(s);	/* a put on its way */
+	pthread_mutex_unlock(&s->mu);
+	a = (struct putter){ .s = st, .id = 20 };
+	pthread_create(&a.t, NULL, put_one, &a);
+	assert_true(wait_for(coming_one_joined_one, s, &s->mu));
+	b = (struct putter){ .s = st, .id = 21 };
+	pthread_create(&b.t, NULL, put_one, &b);
+	struct joiners j = { s, 2 };
+	assert_true(wait_for(joined, &j, &s->mu));
+	pthread_mutex_lock(&fake.mu);
+	assert_int_equal(fake.samples, before);	/* nothing sent while a put is coming */
+	pthread_mutex_unlock(&fake.mu);
+	pthread_mutex_lock(&s->mu);
+	ch__batch_left(s);	/* it gave up */
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(a.t, NULL);
+	pthread_join(b.t, NULL);
+	assert_int_equal(a.ret, 0);
+	assert_int_equal(b.ret, 0);
+	assert_int_equal(fake.samples, before + 1);
+	assert_int_equal(fake.last_rows, 4);
+	assert_true(coming_none(s));
+	store__close(st);
+}
+
+/* A batch that holds batch_rows sample rows takes no more puts: behind a held batch, a
+ * put fills the next one, and the put after it (coming, or waiting for room) goes in a
+ * third, although the second's sender would otherwise wait for it. */
+static void test_full(void **state)
+{
+	struct putter first = { 0 }, second = { 0 }, third = { 0 };
+	char loc[64], err[256];
+
+	(void)state;
+	if (fake.listener < 0)
+		fake_start();
+	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
+	struct store *st = store__open(loc, NULL, err, sizeof(err));
+	assert_non_null(st);
+	struct ch_store *s = (struct ch_store *)st;
+	s->batch_rows = 2;	/* one put's rows */
+	s->batch_wait_ms = 600000;
+	pthread_mutex_lock(&fake.mu);
+	int before = fake.samples;
+	fake.hold = true;
+	pthread_mutex_unlock(&fake.mu);
+
+	first = (struct putter){ .s = st, .id = 30 };
+	pthread_create(&first.t, NULL, put_one, &first);
+	assert_true(wait_for(is_held, NULL, &fake.mu));
+	second = (struct putter){ .s = st, .id = 31 };
+	pthread_create(&second.t, NULL, put_one, &second);
+	struct joiners j = { s, 1 };
+	assert_true(wait_for(joined, &j, &s->mu));
+	third = (struct putter){ .s = st, .id = 32 };
+	pthread_create(&third.t, NULL, put_one, &third);
+	assert_true(wait_for(coming_one_joined_one, s, &s->mu));
+	release();
+	pthread_join(first.t, NULL);
+	pthread_join(second.t, NULL);
+	pthread_join(third.t, NULL);
+	assert_int_equal(first.ret, 0);
+	assert_int_equal(second.ret, 0);
+	assert_int_equal(third.ret, 0);
+	assert_int_equal(fake.samples, before + 3);
+	assert_int_equal(fake.last_rows, 2);
+	store__close(st);
+}
+
 /* The schema a database gets: column codecs from ClickHouse 20 on (18.16 has none, and
  * refuses the syntax), the same columns either way. KILN_DUMP_DDL=FILE writes the
  * statements for 26.9 there (to try them on a real server). */
@@ -377,6 +479,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_commit),
+		cmocka_unit_test(test_fill),
+		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_codecs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
