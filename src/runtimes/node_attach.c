@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
 
 #define NR_KNOWN 8
@@ -49,31 +50,17 @@ static bool node_file(const char *path)
 /* The first mapping of the node binary or libnode. */
 static int node_mapping(pid_t pid, struct mapped *out)
 {
-	char path[64], line[PATH_MAX + 128];
-	FILE *fp;
-	int err = -ENOENT;
+	size_t n;
+	const struct procmap *m = procmaps__get(pid, &n);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fp = fopen(path, "re");
-	if (!fp)
-		return -errno;
-	while (fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, pgoff;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end,
-			   &pgoff, &pos) < 3 || pos == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (!node_file(m[i].path))
 			continue;
-		char *file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/' || !node_file(file))
-			continue;
-		*out = (struct mapped){ start, end, pgoff, "" };
-		snprintf(out->path, sizeof(out->path), "%s", file);
-		err = 0;
-		break;
+		*out = (struct mapped){ m[i].start, m[i].end, m[i].pgoff, "" };
+		snprintf(out->path, sizeof(out->path), "%s", m[i].path);
+		return 0;
 	}
-	fclose(fp);
-	return err;
+	return m ? -ENOENT : -ESRCH;
 }
 
 static bool get_int(void *ctx, const char *name, int32_t *out)

@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
 
 #define MAX_ENGINE_FILE (512u << 20)	/* largest file searched for the version string */
@@ -80,34 +81,19 @@ struct mapped {
 /* The first mapping of the first file whose name php_file_name_matches(). */
 static int engine_mapping(pid_t pid, struct mapped *out)
 {
-	char path[64], line[PATH_MAX + 128];
-	FILE *fp;
-	int err = -ENOENT;
+	size_t n;
+	const struct procmap *m = procmaps__get(pid, &n);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fp = fopen(path, "re");
-	if (!fp)
-		return -errno;
-	while (fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, pgoff;
-		int pos = 0;
-		char *file;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end,
-			   &pgoff, &pos) < 3 || pos == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (!php_file_name_matches(m[i].path))
 			continue;
-		file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/' || !php_file_name_matches(file))
-			continue;
-		out->start = start;
-		out->end = end;
-		out->pgoff = pgoff;
-		snprintf(out->path, sizeof(out->path), "%s", file);
-		err = 0;
-		break;
+		out->start = m[i].start;
+		out->end = m[i].end;
+		out->pgoff = m[i].pgoff;
+		snprintf(out->path, sizeof(out->path), "%s", m[i].path);
+		return 0;
 	}
-	fclose(fp);
-	return err;
+	return m ? -ENOENT : -ESRCH;
 }
 
 /* The file as the process sees it: through map_files (the very inode it maps), else

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
 #include "util/hashmap.h"
 #include "util/strbuf.h"
@@ -112,36 +113,24 @@ static struct elf_lookup *open_file(const struct proc_ref *p, const struct py_fi
  * mapping, which is the main binary in every process the kernel starts). */
 static size_t candidate_files(const struct proc_ref *p, struct py_file *out, size_t max)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	FILE *fp = fopen(path, "re");
-	if (!fp)
-		return 0;
-	size_t n = 0;
-	char line[PATH_MAX + 128];
-	while (n < max && fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, pgoff;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end, &pgoff, &pos) < 3 || pos == 0)
-			continue;
-		char *file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/')
-			continue;
-		const char *base = strrchr(file, '/') + 1;
+	size_t nm, n = 0;
+	const struct procmap *m = procmaps__get(p->pid, &nm);
+
+	for (size_t k = 0; k < nm && n < max; k++) {
+		const char *file = m[k].path, *base = strrchr(file, '/') + 1;
 		bool is_lib = strncmp(base, "libpython", 9) == 0;
 		bool seen = false;
+
 		for (size_t i = 0; i < n; i++)
 			seen |= strcmp(out[i].path, file) == 0;
 		if (seen || (n > 0 && !is_lib))
 			continue;
-		out[n].start = start;
-		out[n].end = end;
-		out[n].pgoff = pgoff;
+		out[n].start = m[k].start;
+		out[n].end = m[k].end;
+		out[n].pgoff = m[k].pgoff;
 		snprintf(out[n].path, sizeof(out[n].path), "%s", file);
 		n++;
 	}
-	fclose(fp);
 	return n;
 }
 
