@@ -9,13 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "runtimes/bincache.h"
 #include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
-#include "util/hashmap.h"
 #include "util/strbuf.h"
 
 ssize_t py_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -58,41 +57,18 @@ static int version_from_name(const char *path, int *major, int *minor)
 	return 0;
 }
 
-/* A file by identity, as stat() sees it: a binary replaced on disk is a new one. */
-struct file_id {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-};
-
 /* Executables known to hold no CPython: most of a host's processes run a handful of
  * binaries (shells, compilers, daemons), and looking one up costs an ELF open and a
  * symbol table scan, which every new process of it would pay again. Used by the session's
- * thread only. Bounded: a build host makes new executables all day, so past
- * NOT_PYTHON_MAX the cache starts over; py_attach__forget() frees it. */
+ * thread only. Bounded (runtimes/bincache.h): a build host makes new executables all day;
+ * py_attach__forget() frees it. */
 #define NOT_PYTHON_MAX 4096
-static struct hashmap *not_python;
+static struct bincache *not_python;
 
 void py_attach__forget(void)
 {
-	hashmap__free(not_python);
+	bincache__free(not_python);
 	not_python = NULL;
-}
-
-static bool file_id_of(const struct proc_ref *p, const struct py_file *f, struct file_id *id)
-{
-	char path[PATH_MAX + 64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)p->pid,
-		 f->start, f->end);
-	if (stat(path, &st) < 0)
-		return false;
-	memset(id, 0, sizeof(*id));
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	id->size = (uint64_t)st.st_size;
-	id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	return true;
 }
 
 /* Opens the file as the process sees it: through its root, else through map_files. */
@@ -211,9 +187,9 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 		const struct py_file *f = &files[i];
 		const char *base = strrchr(f->path, '/') + 1;
 		bool named = strstr(base, "python") != NULL;
-		struct file_id id;
-		bool have_id = !named && file_id_of(p, f, &id);
-		if (have_id && not_python && hashmap__find(not_python, &id, sizeof(id)))
+		struct bin_id id;
+		bool have_id = !named && bin_id__of(&id, p->pid, f->start, f->end, f->pgoff);
+		if (have_id && not_python && bincache__find(not_python, &id))
 			continue;
 		struct elf_lookup *e = open_file(p, f);
 		if (!e)
@@ -245,12 +221,9 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 		if (err != -ENOENT)
 			return err;
 		if (have_id) {
-			bool created;
 			if (!not_python)
-				not_python = hashmap__new();
-			else if (hashmap__count(not_python) >= NOT_PYTHON_MAX)
-				hashmap__clear(not_python);
-			hashmap__insert(not_python, &id, sizeof(id), &created);
+				not_python = bincache__new(1, NOT_PYTHON_MAX);
+			*(char *)bincache__add(not_python, &id) = 1;
 		}
 	}
 	return -ENOENT;
