@@ -12,9 +12,10 @@
 #   peak_rss_MB   VmHWM just before the session ends
 #   compiles      g++ runs the loop finished in the session (new processes ~ 20 each)
 # and the median of the runs.
-# --callgrind: one run of kiln under valgrind --tool=callgrind instead (instructions, which
-# the machine's load does not change): prints the total Ir, the Ir per compile of the
-# loop, and the functions by inclusive Ir. Keep the same SECONDS to compare two builds.
+# --callgrind: one run of kiln under valgrind --tool=callgrind instead, on the mix's
+# processes only (--pids): instructions, which the machine's load does not change. Prints
+# the total Ir, the sampling path's (session__run) per sample, the write-out's
+# (session__flush), and the functions by inclusive Ir. Same SECONDS to compare builds.
 # --perf: also `perf record -g` kiln during the run and print where its CPU went.
 # KILN=path picks the binary (build/kiln). Needs root, g++, go, ruby, node, JDK 17.
 set -u
@@ -50,14 +51,22 @@ cpu_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12]
 
 if [ -n "$CG" ]; then
 	start_mix "$SECS"
+	# only the mix (--pids, with the compile loop's children): what else runs on the
+	# machine would make the instruction count differ between two runs
+	pids=$(IFS=,; echo "${MIX[*]}")
 	valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" -q "$KILN" record -q -f "$HZ" \
-		-d "$SECS" --no-flamegraph -o "$T/k" 2>"$T/cg.err"
+		-d "$SECS" --no-flamegraph --pids "$pids" -o "$T/k" 2>"$T/cg.err"
 	compiles=$(wc -l <"$T/compiles")
 	stop_mix
-	ir=$(callgrind_annotate "$T/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-	echo "callgrind: $SECS s at $HZ Hz: Ir $ir, compiles $compiles," \
-		"Ir per compile $(awk -v i="$ir" -v c="$compiles" 'BEGIN { printf "%.0f", c ? i / c : 0 }')"
-	callgrind_annotate --inclusive=yes "$T/cg.out" 2>/dev/null | sed -n '/^Ir/,$p' | head -45
+	callgrind_annotate --inclusive=yes "$T/cg.out" 2>/dev/null >"$T/cg.txt"
+	ir() { awk -v f="$1" '$0 ~ f { gsub(",", "", $1); print $1; exit }' "$T/cg.txt"; }
+	total=$(ir 'PROGRAM TOTALS') run=$(ir ':session__run ') flush=$(ir ':session__flush ')
+	samples=$(head -1 "$T/k/last_profile.col" | grep -o '"samples":[0-9]*' | cut -d: -f2)
+	echo "callgrind: $SECS s at $HZ Hz on the mix only: Ir $total; sampling (session__run)" \
+		"${run:-0}, ${samples:-0} samples, $(awk -v i="${run:-0}" -v n="${samples:-0}" \
+		'BEGIN { printf "%.0f", n ? i / n : 0 }') Ir a sample; write-out (session__flush)" \
+		"${flush:-0}; compiles $compiles"
+	sed -n '/^Ir/,$p' "$T/cg.txt" | grep -v '^-' | head -60
 	exit 0
 fi
 
