@@ -24,91 +24,20 @@ profilers=${PROFILERS:-kiln perf}
 t=$("$NODE" "$WORK" 2 | tail -n 1 | cut -d' ' -f1)
 ROUNDS=${ROUNDS:-$(python3 -c "print(max(2, int(2 * 4.0 / max($t, 0.001))))")}
 
-# "wall agent_cpu samples named workload_cpu" from collapsed stacks on stdin (kiln's .col)
-COLLAPSED='
-import re, sys
-wall, (u, s) = sys.argv[1], sys.argv[2].split()[-2:]
-rx = re.compile(r";(alpha|beta) \([^;]*\)_\[js\]")
-tot = named = 0
-for line in sys.stdin:
-    frames, _, n = line.rstrip("\n").rpartition(" ")
-    if not n.isdigit() or ";node;" not in frames[:40]:
-        continue
-    tot += int(n)
-    named += int(n) if rx.search(frames) else 0
-print(wall, float(u) + float(s), tot, named, sys.argv[3])
-'
-# the same from perf script (a header line, then one indented line per frame): a frame
-# named by the perf map "JS:<tier>alpha file:line:col"
-PERF_STACKS='
-import re, sys
-wall, (u, s) = sys.argv[1], sys.argv[2].split()[-2:]
-rx = re.compile(r"^JS:[~^+*]?(alpha|beta)$")
-tot = named = 0
-stack = []
-def flush():
-    global tot, named
-    if stack:
-        tot += 1
-        named += any(rx.match(w) for w in stack)
-for line in sys.stdin:
-    if not line.strip() or line[0] not in " \t":
-        flush(); stack = []
-    else:
-        stack += line.split()[1:2]
-flush()
-print(wall, float(u) + float(s), tot, named, sys.argv[3])
-'
-
-# run PROFILER HZ: prints "wall agent_cpu samples named workload_cpu"
-run() {
-	local prof=$1 hz=$2 pid ppid wall wcpu flags=
-	[ "$prof" = perf ] && flags="--perf-basic-prof --interpreted-frames-native-stack"
+. "$ROOT/bench/lib.sh"
+# under perf, node writes its map; in $T, since --perf-basic-prof also writes an
+# isolate-*-v8.log into the current directory
+bench_workload() {
+	local flags=
+	[ "$1" = perf ] && flags="--perf-basic-prof --interpreted-frames-native-stack"
+	cd "$T" || exit 1
 	# shellcheck disable=SC2086
-	# in $T: --perf-basic-prof also writes an isolate-*-v8.log into the current directory
-	exec 3< <(cd "$T" && exec "$NODE" $flags "$WORK" "$ROUNDS")
-	pid=$!
-	read -r _ <&3	# ready
-	case $prof in
-	none) ;;
-	kiln) rm -rf "$T/k"
-	      /usr/bin/time -f "%U %S" -o "$T/time" "$KILN" record -q -c -d 600 -f "$hz" \
-		--no-flamegraph -o "$T/k" --pids "$pid" 2>/dev/null & ppid=$! ;;
-	perf) /usr/bin/time -f "%U %S" -o "$T/time" perf record -q -g -F "$hz" -p "$pid" \
-		-o "$T/perf.data" >/dev/null 2>&1 & ppid=$! ;;
-	esac
-	read -r wall wcpu _ <&3
-	exec 3<&-
-	case $prof in
-	none) echo "$wall 0 0 0 $wcpu" ;;
-	kiln) pkill -INT -P "$ppid"; wait "$ppid"
-	      grep -v '^#' "$T/k/last_profile.col" |
-		python3 -c "$COLLAPSED" "$wall" "$(cat "$T/time")" "$wcpu" ;;
-	perf) pkill -INT -P "$ppid"; wait "$ppid"
-	      perf script -i "$T/perf.data" -F comm,ip,sym 2>/dev/null |
-		python3 -c "$PERF_STACKS" "$wall" "$(cat "$T/time")" "$wcpu"
-	      rm -f "/tmp/perf-$pid.map" ;;
-	esac
+	exec "$NODE" $flags "$WORK" "$2"
 }
-
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+COL_RX=';(alpha|beta) \([^;]*\)_\[js\]'
+COL_ONLY='^[^;]*;[^;]*;node;'
+PERF_RX='JS:[~^+*]?(alpha|beta)'
 
 echo "Node: $("$NODE" --version) ($NODE), $ROUNDS rounds, median of $REPS runs, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
-rows=$(for i in $(seq "$REPS"); do run none 0; done)
-base=$(echo "$rows" | cut -d' ' -f1 | median)
-bcpu=$(echo "$rows" | cut -d' ' -f5 | median)
-printf "%-14s %8s %9s %8s %9s %8s %14s %9s\n" profiler wall_s slowdown cpu_s cpu_slow samples "cpu_ms/1k_smp" named
-printf "%-14s %8.3f %9s %8.3f %9s %8s %14s %9s\n" none "$base" - "$bcpu" - - - -
-for prof in $profilers; do
-	for hz in 11 99; do
-		rows=$(for i in $(seq "$REPS"); do run "$prof" "$hz"; done)
-		wall=$(echo "$rows" | cut -d' ' -f1 | median)
-		cpu=$(echo "$rows" | awk '$3 > 0 {print 1e6 * $2 / $3}' | median)
-		smp=$(echo "$rows" | cut -d' ' -f3 | median)
-		nm=$(echo "$rows" | awk '$3 > 0 {print 100 * $4 / $3}' | median)
-		wcpu=$(echo "$rows" | cut -d' ' -f5 | median)
-		printf "%-14s %8.3f %8.1f%% %8.3f %8.1f%% %8s %14.1f %8.1f%%\n" "$prof@${hz}Hz" "$wall" \
-			"$(python3 -c "print(100 * ($wall / $base - 1))")" "$wcpu" \
-			"$(python3 -c "print(100 * ($wcpu / $bcpu - 1))")" "$smp" "${cpu:-0}" "${nm:-0}"
-	done
-done
+# shellcheck disable=SC2086
+bench_table named "$ROUNDS" $profilers

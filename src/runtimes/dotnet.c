@@ -51,6 +51,7 @@ struct runtime_collector {
 	_Atomic pid_t covered[MAX_PROCS];
 	atomic_size_t nr_covered;	/* covered[] is 0 from here on */
 	pthread_mutex_t pending_lock;	/* seen() -> worker */
+	pthread_cond_t pending_cond;	/* signalled when pending[] gains one, and at stop */
 	pid_t pending[MAX_PROCS];
 	size_t nr_pending;
 	pid_t *only;			/* --pids */
@@ -301,11 +302,32 @@ static void prune(struct runtime_collector *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* True while a process waits for its session or has one: the worker must poll. */
+static bool busy(const struct runtime_collector *c)
+{
+	for (size_t i = 0; i < c->nr_procs; i++)
+		if (c->procs[i]->state != DN_DONE)
+			return true;
+	return false;
+}
+
+/* With no session to read or start, sleeps until a process is seen or the collector
+ * stops: an agent on a host without .NET does not wake ten times a second. */
+static void wait_for_work(struct runtime_collector *c)
+{
+	pthread_mutex_lock(&c->pending_lock);
+	while (!c->nr_pending && !atomic_load(&c->stopping))
+		pthread_cond_wait(&c->pending_cond, &c->pending_lock);
+	pthread_mutex_unlock(&c->pending_lock);
+}
+
 static void *worker(void *arg)
 {
 	struct runtime_collector *c = arg;
 
 	while (!atomic_load(&c->stopping)) {
+		if (!busy(c))
+			wait_for_work(c);
 		take_pending(c);
 		read_sessions(c);
 		prune(c);
@@ -319,6 +341,7 @@ static struct runtime_collector *dotnet_start(const struct runtime_env *env)
 
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->pending_lock, NULL);
+	pthread_cond_init(&c->pending_cond, NULL);
 	if (env->nr_pids) {
 		c->only = xcalloc(env->nr_pids, sizeof(*c->only));
 		memcpy(c->only, env->pids, env->nr_pids * sizeof(*c->only));
@@ -338,6 +361,8 @@ static void dotnet_seen(struct runtime_collector *c, pid_t pid)
 	pthread_mutex_lock(&c->pending_lock);
 	if (c->nr_pending < MAX_PROCS)
 		c->pending[c->nr_pending++] = pid;
+	if (c->nr_pending == 1)
+		pthread_cond_signal(&c->pending_cond);
 	pthread_mutex_unlock(&c->pending_lock);
 }
 
@@ -427,7 +452,10 @@ static void dotnet_stop(struct runtime_collector *c)
 {
 	if (!c)
 		return;
+	pthread_mutex_lock(&c->pending_lock);
 	atomic_store(&c->stopping, true);
+	pthread_cond_signal(&c->pending_cond);
+	pthread_mutex_unlock(&c->pending_lock);
 	pthread_join(c->worker, NULL);
 	for (size_t i = 0; i < c->nr_procs; i++) {
 		struct dn_proc *p = c->procs[i];
@@ -440,6 +468,7 @@ static void dotnet_stop(struct runtime_collector *c)
 	view_free(c);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->pending_lock);
+	pthread_cond_destroy(&c->pending_cond);
 	free(c->only);
 	free(c);
 }

@@ -7,17 +7,16 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <malloc.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "server/cache.h"
+#include "server/listen.h"
 #include "server/offload.h"
 #include "ui/assets.h"
 #include "util/log.h"
@@ -25,10 +24,8 @@
 /* Connections: one client (an address) holds at most opts.client_connections of them, so
  * that idle or half-open connections from one host cannot take the server's whole budget
  * (about 1,020 by default in libmicrohttpd) and lock everyone out; a connection silent
- * for IDLE_TIMEOUT seconds is closed. The global limit leaves descriptors for the store. */
+ * for IDLE_TIMEOUT seconds is closed. The global limit is listen__connection_budget(). */
 #define CONNECTION_IDLE_TIMEOUT 15
-#define CONNECTIONS_MAX 8192
-#define FD_HEADROOM 256
 
 /* Rendered flamegraphs kept: a few views (ranges, filters, maxNodes) of a few users. */
 #define RENDER_CACHE_ENTRIES 32
@@ -444,103 +441,23 @@ static void *retention_loop(void *arg)
 	return NULL;
 }
 
-/* "IPV4:PORT", "[IPV6]:PORT", "localhost:PORT" or ":PORT" (loopback) into sa. */
-static int parse_listen(const char *listen, struct sockaddr_storage *sa, char *err,
-			size_t errlen)
-{
-	const char *colon = strrchr(listen, ':');
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
-	struct addrinfo *res = NULL;
-	char host[64];
-	size_t hlen;
-	char *end;
-	long port;
-
-	memset(sa, 0, sizeof(*sa));
-	if (!colon || (hlen = (size_t)(colon - listen)) >= sizeof(host))
-		goto bad;
-	port = strtol(colon + 1, &end, 10);
-	if (end == colon + 1 || *end || port < 0 || port > 65535)
-		goto bad;
-	if (hlen >= 2 && listen[0] == '[' && listen[hlen - 1] == ']')
-		snprintf(host, sizeof(host), "%.*s", (int)(hlen - 2), listen + 1);
-	else if (hlen && !memchr(listen, ':', hlen))
-		snprintf(host, sizeof(host), "%.*s", (int)hlen, listen);
-	else if (!hlen)
-		snprintf(host, sizeof(host), "127.0.0.1");
-	else
-		goto bad;	/* an IPv6 address without brackets */
-	if (!strcmp(host, "localhost"))
-		snprintf(host, sizeof(host), "127.0.0.1");
-	if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || !res ||
-	    res->ai_addrlen > sizeof(*sa)) {
-		if (res)
-			freeaddrinfo(res);
-		goto bad;
-	}
-	memcpy(sa, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	return 0;
-bad:
-	errmsg(err, errlen, "failed to parse listen address '%s': expected IPV4:PORT or "
-	       "[IPV6]:PORT", listen);
-	return -EINVAL;
-}
-
 /* Reads the PEM certificate and key when TLS is asked for, and fills opt (3 items) with
  * libmicrohttpd's options for them. Returns 0, or a negative errno with err set. */
 static int tls__load(struct server *srv, struct MHD_OptionItem *opt, char *err, size_t errlen)
 {
-	const char *cert = srv->opts.tls_cert, *key = srv->opts.tls_key;
-	int ret;
+	int ret = listen__read_tls(srv->opts.tls_cert, srv->opts.tls_key, &srv->tls_cert,
+				   &srv->tls_key, err, errlen);
 
-	if (!cert && !key)
-		return 0;
-	if (!cert || !key) {
-		errmsg(err, errlen, "TLS needs both a certificate and a key (--tls-cert and --tls-key)");
-		return -EINVAL;
-	}
+	if (ret || !srv->tls_cert.len)
+		return ret;
 	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		errmsg(err, errlen, "failed to serve TLS: this libmicrohttpd was built without it");
 		return -ENOTSUP;
-	}
-	if ((ret = strbuf_read_file(&srv->tls_cert, cert)) ||
-	    (ret = strbuf_read_file(&srv->tls_key, key))) {
-		errmsg(err, errlen, "failed to read '%s': %s", srv->tls_cert.len ? key : cert,
-		       strerror(-ret));
-		return ret;
-	}
-	if (!srv->tls_cert.len || !srv->tls_key.len) {
-		errmsg(err, errlen, "failed to read TLS files: '%s' is empty",
-		       srv->tls_cert.len ? key : cert);
-		return -EINVAL;
 	}
 	opt[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert.buf };
 	opt[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key.buf };
 	opt[2] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	return 0;
-}
-
-/* Raises the file descriptor limit to its hard limit and returns how many connections
- * fit below it with FD_HEADROOM descriptors to spare (at most CONNECTIONS_MAX). */
-static unsigned connection_budget(void)
-{
-	struct rlimit rl;
-	rlim_t n;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return 1024 - FD_HEADROOM;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl))
-			getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	n = rl.rlim_cur == RLIM_INFINITY ? CONNECTIONS_MAX + FD_HEADROOM : rl.rlim_cur;
-	if (n < 2 * FD_HEADROOM)
-		return (unsigned)(n / 2);
-	n -= FD_HEADROOM;
-	return n > CONNECTIONS_MAX ? CONNECTIONS_MAX : (unsigned)n;
 }
 
 struct server *server__start(const struct server_options *opts, char *err, size_t errlen)
@@ -578,7 +495,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 	srv->cache = render_cache__new(RENDER_CACHE_ENTRIES, RENDER_CACHE_BYTES);
 	pthread_cond_init(&srv->stop_cond, NULL);
 	if (auth__init(srv, opts, err, errlen) ||
-	    parse_listen(srv->opts.listen, &sa, err, errlen) ||
+	    listen__parse(srv->opts.listen, &sa, err, errlen) ||
 	    auth__check_listen(&srv->opts, &sa, err, errlen) ||
 	    tls__load(srv, tls, err, errlen))
 		goto fail;
@@ -600,7 +517,7 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_IDLE_TIMEOUT,
 				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, srv->opts.client_connections,
-				    MHD_OPTION_CONNECTION_LIMIT, connection_budget(),
+				    MHD_OPTION_CONNECTION_LIMIT, listen__connection_budget(),
 				    MHD_OPTION_ARRAY, tls,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {

@@ -5,6 +5,7 @@
 #include "store/sqlite_int.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -496,37 +497,59 @@ static void collect(struct hashmap *set, char ***out, size_t *n)
 	hashmap__free(set);
 }
 
-/* names: label names; name set: its values; pairs: "name\x1fvalue" of every label. */
+/* Series looked at per hold of the mirror's read lock by a label listing: between two
+ * holds an upload's write goes through, so that a store of 100,000 series does not keep
+ * ingest waiting for the whole listing. */
+#define LABELS_CHUNK 4096
+
+/* names: label names; name set: its values; pairs: "name\x1fvalue" of every label.
+ * A retention pass between two chunks (series ids reused) starts the listing over; the
+ * third time the listing holds the lock to its end, so that it always finishes. */
 static int labels_common(struct sqlite_store *s, const struct store_query *q, const char *name,
 			 bool pairs, int64_t from, int64_t until, char ***out, size_t *n)
 {
-	const struct sq_service *svc;
 	struct hashmap *set = hashmap__new();
 	struct strbuf pair = STRBUF_INIT;
+	uint64_t retains = 0;
+	size_t i = 0, chunk = LABELS_CHUNK;
+	int restarts = 0;
+	bool done = false;
 
-	sq__mirror_rdlock(s);	/* the series are the mirror's: no snapshot needed */
-	svc = q->service ? sq__find_service(s, q->service) : NULL;
-
-	for (size_t i = 0; i < s->nr_series; i++) {
-		const struct sq_series *v = &s->series[i];
-		if ((q->service && (!svc || v->service != svc->id)) || v->last_seen < from ||
-		    v->first_seen >= until || !sq__type_matches(svc, v, q) ||
-		    !store_query__matches(q, &v->labels))
-			continue;
-		for (size_t j = 0; j < v->labels.n; j++) {
-			const char *k = name ? (strcmp(v->labels.v[j].name, name) ? NULL
-						: v->labels.v[j].value) : v->labels.v[j].name;
-			if (pairs) {
-				strbuf_reset(&pair);
-				strbuf_addf(&pair, "%s\x1f%s", v->labels.v[j].name,
-					    v->labels.v[j].value);
-				k = pair.buf;
-			}
-			if (k)
-				hashmap__insert(set, k, strlen(k), NULL);
+	while (!done) {
+		sq__mirror_rdlock(s);	/* the series are the mirror's: no snapshot needed */
+		uint64_t now = __atomic_load_n(&s->retains, __ATOMIC_SEQ_CST);
+		if (i && now != retains) {
+			hashmap__free(set);
+			set = hashmap__new();
+			i = 0;
+			if (++restarts == 3)
+				chunk = SIZE_MAX;
 		}
+		retains = now;
+		const struct sq_service *svc = q->service ? sq__find_service(s, q->service) : NULL;
+		size_t end = s->nr_series - i > chunk ? i + chunk : s->nr_series;
+		for (; i < end; i++) {
+			const struct sq_series *v = &s->series[i];
+			if ((q->service && (!svc || v->service != svc->id)) || v->last_seen < from ||
+			    v->first_seen >= until || !sq__type_matches(svc, v, q) ||
+			    !store_query__matches(q, &v->labels))
+				continue;
+			for (size_t j = 0; j < v->labels.n; j++) {
+				const char *k = name ? (strcmp(v->labels.v[j].name, name) ? NULL
+							: v->labels.v[j].value) : v->labels.v[j].name;
+				if (pairs) {
+					strbuf_reset(&pair);
+					strbuf_addf(&pair, "%s\x1f%s", v->labels.v[j].name,
+						    v->labels.v[j].value);
+					k = pair.buf;
+				}
+				if (k)
+					hashmap__insert(set, k, strlen(k), NULL);
+			}
+		}
+		done = i >= s->nr_series;
+		sq__mirror_unlock(s);
 	}
-	sq__mirror_unlock(s);
 	strbuf_release(&pair);
 	collect(set, out, n);
 	return 0;

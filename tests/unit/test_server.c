@@ -22,6 +22,9 @@
 #include "server/server.h"
 #include "util/strbuf.h"
 
+#include "http_client.h"
+#include "scratch.h"
+
 static char dir[64];
 static const char *const tokens[] = { "s3cret", "other-token" };
 static const char *const read_tokens[] = { "reader" };
@@ -44,12 +47,6 @@ static struct server *start(uint16_t port)
 	return srv;
 }
 
-static size_t on_data(char *d, size_t size, size_t n, void *arg)
-{
-	strbuf_add(arg, d, size * n);
-	return size * n;
-}
-
 /* Response headers of the last http() call. */
 static struct strbuf last_headers = STRBUF_INIT;
 
@@ -58,38 +55,13 @@ static struct strbuf last_headers = STRBUF_INIT;
 static long http(uint16_t port, const char *path, const char *const *headers, const void *body,
 		 size_t len, struct strbuf *reply)
 {
-	struct strbuf url = STRBUF_INIT;
-	struct curl_slist *h = NULL;
-	CURL *c = curl_easy_init();
-	long status = 0;
-
-	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
 	bool token = false;
-	for (size_t i = 0; headers && headers[i]; i++) {
-		h = curl_slist_append(h, headers[i]);
+	for (size_t i = 0; headers && headers[i]; i++)
 		token |= !strncasecmp(headers[i], "Authorization:", 14);
-	}
-	if (!body && !token)
-		h = curl_slist_append(h, "Authorization: Bearer reader");
-	h = curl_slist_append(h, "Expect:");
-	curl_easy_setopt(c, CURLOPT_URL, url.buf);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &last_headers);
-	strbuf_reset(&last_headers);
-	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-	}
-	strbuf_reset(reply);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	strbuf_release(&url);
-	return status;
+	struct http_req r = { .headers = headers, .body = body, .len = len,
+			      .headers_out = &last_headers,
+			      .header_lines = !body && !token ? "Authorization: Bearer reader" : NULL };
+	return http_client__at(port, path, &r, reply);
 }
 
 static struct profile *session(const char *leaf, uint64_t count)
@@ -357,19 +329,12 @@ static void test_bad_requests_store_nothing(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-server.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "server");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

@@ -19,6 +19,9 @@
 #include "server/server.h"
 #include "util/strbuf.h"
 
+#include "http_client.h"
+#include "scratch.h"
+
 static char dir[64];
 static const char *const writers[] = { "w-token" };
 static const char *const readers[] = { "r-token", "other-reader" };
@@ -54,12 +57,6 @@ static struct server *start(void)
 	return srv;
 }
 
-static size_t on_data(char *d, size_t size, size_t n, void *arg)
-{
-	strbuf_add(arg, d, size * n);
-	return size * n;
-}
-
 static struct strbuf headers_seen = STRBUF_INIT;
 
 /* One request with optional headers (header: lines joined by '\n'); userpwd sets basic
@@ -67,39 +64,9 @@ static struct strbuf headers_seen = STRBUF_INIT;
 static long http(uint16_t port, const char *path, const char *header, const char *userpwd,
 		 const char *body, struct strbuf *reply)
 {
-	struct strbuf url = STRBUF_INIT;
-	struct curl_slist *h = curl_slist_append(NULL, "Expect:");
-	CURL *c = curl_easy_init();
-	long status = 0;
-
-	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
-	for (const char *p = header; p && *p;) {
-		size_t len = strcspn(p, "\n");
-		char line[256];
-		snprintf(line, sizeof(line), "%.*s", (int)len, p);
-		h = curl_slist_append(h, line);
-		p += len + (p[len] == '\n');
-	}
-	curl_easy_setopt(c, CURLOPT_URL, url.buf);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &headers_seen);
-	if (userpwd) {
-		curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-		curl_easy_setopt(c, CURLOPT_USERPWD, userpwd);
-	}
-	if (body)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	strbuf_reset(reply);
-	strbuf_reset(&headers_seen);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	strbuf_release(&url);
-	return status;
+	struct http_req r = { .header_lines = header, .userpwd = userpwd, .body = body,
+			      .len = body ? strlen(body) : 0, .headers_out = &headers_seen };
+	return http_client__at(port, path, &r, reply);
 }
 
 static const char *const read_paths[] = {
@@ -409,19 +376,12 @@ static void test_sqlite_url_is_locked(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-auth.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "auth");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

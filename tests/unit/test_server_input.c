@@ -26,47 +26,24 @@
 #include "server/server.h"
 #include "util/strbuf.h"
 
+#include "http_client.h"
+#include "scratch.h"
+
 static char dir[64];
 static const char *const writers[] = { "w" };
 static const char *const readers[] = { "r" };
 static struct server *srv;
 static uint16_t port;
 
-static size_t on_data(char *d, size_t size, size_t n, void *arg)
-{
-	strbuf_add(arg, d, size * n);
-	return size * n;
-}
-
 /* POST body (len bytes) to path with the write token and header h (or NULL); GET with
  * the read token when body is NULL. Returns the status. */
 static long http(const char *path, const char *h1, const void *body, size_t len,
 		 struct strbuf *reply)
 {
-	struct strbuf url = STRBUF_INIT;
-	struct curl_slist *h = curl_slist_append(NULL, "Expect:");
-	CURL *c = curl_easy_init();
-	long status = 0;
-
-	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
-	h = curl_slist_append(h, body ? "Authorization: Bearer w" : "Authorization: Bearer r");
-	if (h1)
-		h = curl_slist_append(h, h1);
-	curl_easy_setopt(c, CURLOPT_URL, url.buf);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
-	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-	}
-	strbuf_reset(reply);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	strbuf_release(&url);
-	return status;
+	const char *const h[] = { body ? "Authorization: Bearer w" : "Authorization: Bearer r",
+				  h1, NULL };
+	struct http_req r = { .headers = h, .body = body, .len = len };
+	return http_client__at(port, path, &r, reply);
 }
 
 /* The services stored, as /api/apps lists them. */
@@ -300,8 +277,7 @@ static int setup(void **state)
 	struct strbuf data = STRBUF_INIT;
 	char err[256];
 
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-input.XXXXXX");
-	if (!mkdtemp(dir))
+	if (scratch__make(dir, sizeof(dir), "input"))
 		return -1;
 	strbuf_addf(&data, "%s/data", dir);
 	struct server_options o = { .listen = "127.0.0.1:0", .data_dir = data.buf,
@@ -317,14 +293,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
 	server__stop(srv);
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

@@ -22,44 +22,22 @@
 #include "server/server.h"
 #include "util/strbuf.h"
 
+#include "http_client.h"
+#include "scratch.h"
+
 static char dir[64];
 static const char *const writers[] = { "w" };
 static const char *const readers[] = { "r" };
 
-static size_t on_data(char *d, size_t size, size_t n, void *arg)
-{
-	strbuf_add(arg, d, size * n);
-	return size * n;
-}
-
+/* POST body with the write token and header ctype (or NULL); GET with the read token
+ * when body is NULL. Returns the status. */
 static long http(uint16_t port, const char *path, const char *ctype, const void *body,
 		 size_t len, struct strbuf *reply)
 {
-	struct strbuf url = STRBUF_INIT;
-	struct curl_slist *h = NULL;
-	CURL *c = curl_easy_init();
-	long status = 0;
-
-	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
-	h = curl_slist_append(h, body ? "Authorization: Bearer w" : "Authorization: Bearer r");
-	if (ctype)
-		h = curl_slist_append(h, ctype);
-	h = curl_slist_append(h, "Expect:");
-	curl_easy_setopt(c, CURLOPT_URL, url.buf);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
-	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-	}
-	strbuf_reset(reply);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	strbuf_release(&url);
-	return status;
+	const char *const h[] = { body ? "Authorization: Bearer w" : "Authorization: Bearer r",
+				  ctype, NULL };
+	struct http_req r = { .headers = h, .body = body, .len = len };
+	return http_client__at(port, path, &r, reply);
 }
 
 /* A CPU pprof of stacks distinct stacks main;fI, raw or gzipped, taken ago seconds
@@ -229,19 +207,12 @@ static void test_defaults(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-limits.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "limits");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

@@ -21,6 +21,9 @@
 #include "server/server.h"
 #include "util/strbuf.h"
 
+#include "http_client.h"
+#include "scratch.h"
+
 #define CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 #define MS 10000000ULL		/* one 100 Hz sample, in nanoseconds */
 
@@ -28,41 +31,19 @@ static char dir[64];
 static const char *const tokens[] = { "writer" };
 static const char *const read_tokens[] = { "reader" };
 
-static size_t on_data(char *d, size_t size, size_t n, void *arg)
-{
-	strbuf_add(arg, d, size * n);
-	return size * n;
-}
-
-/* POSTs body to path with the token and content type; returns the status, reply filled. */
+/* POSTs body to path with the token and content type (a GET of /api/apps when len is 0);
+ * returns the status, reply filled. */
 static long post(uint16_t port, const char *path, const char *token, const char *ctype,
 		 const void *body, size_t len, struct strbuf *reply)
 {
-	struct strbuf url = STRBUF_INIT, auth = STRBUF_INIT, ct = STRBUF_INIT;
-	struct curl_slist *h = NULL;
-	CURL *c = curl_easy_init();
-	long status = 0;
+	struct strbuf auth = STRBUF_INIT, ct = STRBUF_INIT;
 
-	strbuf_addf(&url, "http://127.0.0.1:%u%s", port, path);
 	strbuf_addf(&auth, "Authorization: Bearer %s", token);
 	strbuf_addf(&ct, "Content-Type: %s", ctype);
-	h = curl_slist_append(h, auth.buf);
-	h = curl_slist_append(h, ct.buf);
-	h = curl_slist_append(h, "Expect:");
-	curl_easy_setopt(c, CURLOPT_URL, url.buf);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-	if (!len && !strcmp(path, "/api/apps"))
-		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-	strbuf_reset(reply);
-	assert_int_equal(curl_easy_perform(c), CURLE_OK);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	strbuf_release(&url);
+	const char *const h[] = { auth.buf, ct.buf, NULL };
+	bool get = !len && !strcmp(path, "/api/apps");
+	struct http_req r = { .headers = h, .body = get ? NULL : body, .len = len };
+	long status = http_client__at(port, path, &r, reply);
 	strbuf_release(&auth);
 	strbuf_release(&ct);
 	return status;
@@ -320,19 +301,12 @@ static void test_diff(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-querier.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "querier");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)

@@ -22,6 +22,9 @@
 #include "server/server.h"
 #include "util/strbuf.h"
 
+#include "http_client.h"
+#include "scratch.h"
+
 static char dir[64];
 static struct strbuf cert = STRBUF_INIT, key = STRBUF_INIT;
 
@@ -50,32 +53,14 @@ static struct profile *session(void)
 	return p;
 }
 
-static size_t on_data(char *d, size_t size, size_t n, void *arg)
-{
-	strbuf_add(arg, d, size * n);
-	return size * n;
-}
-
-/* GET url with the read token, verifying with the test's certificate. */
+/* GET url with the read token, verifying with the test's certificate; 0 when the
+ * request did not complete. */
 static long get(const char *url, bool verify, struct strbuf *reply)
 {
-	struct curl_slist *h = curl_slist_append(NULL, "Authorization: Bearer r");
-	CURL *c = curl_easy_init();
-	long status = 0;
-
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	if (verify)
-		curl_easy_setopt(c, CURLOPT_CAINFO, cert.buf);
-	strbuf_reset(reply);
-	if (curl_easy_perform(c) == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	return status;
+	const char *const h[] = { "Authorization: Bearer r", NULL };
+	struct http_req r = { .headers = h, .timeout = 10, .cainfo = verify ? cert.buf : NULL };
+	long status = http_client__do(url, &r, reply);
+	return status < 0 ? 0 : status;
 }
 
 static void test_https_upload_verifies_the_server(void **state)
@@ -162,21 +147,14 @@ static void test_tls_needs_readable_files(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kiln-test-tls.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch__make(dir, sizeof(dir), "tls");
 }
 
 static int teardown(void **state)
 {
-	struct strbuf cmd = STRBUF_INIT;
-
-	strbuf_addf(&cmd, "rm -rf '%s'", dir);
-	if (system(cmd.buf))
-		return -1;
-	strbuf_release(&cmd);
 	strbuf_reset(&cert);
 	strbuf_reset(&key);
-	return 0;
+	return scratch__remove(dir);
 }
 
 int main(void)
