@@ -11,6 +11,10 @@
 #   bench_other_start PROF HZ PID    starts it in the background, sets ppid
 #   bench_other_count PROF           prints its collapsed stacks on stdout
 # with OTHER_RX, the regex those collapsed stacks must match.
+# Columns: prof_cpu_s is the profiler's whole CPU time (user + system, start-up included);
+# cpu_ms/1k_smp divides it by the samples it took, which compares profilers only when
+# they sample alike (kiln and perf by CPU time; rbspy by the clock, so on a loaded
+# machine it takes more samples of the same work).
 
 bench_median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -89,26 +93,27 @@ bench_run() {
 # profiler at 11 and 99 Hz; prints the medians, LABEL heading the share of samples that
 # name the workload's functions.
 bench_table() {
-	local label=$1 rounds=$2 prof hz rows base bcpu wall cpu smp named wcpu
+	local label=$1 rounds=$2 prof hz rows base bcpu wall cpu pcpu smp named wcpu
 	shift 2
 	rows=$(for _ in $(seq "$REPS"); do bench_run none 0 "$rounds"; done)
 	base=$(echo "$rows" | cut -d' ' -f1 | bench_median)
 	bcpu=$(echo "$rows" | cut -d' ' -f5 | bench_median)
-	printf "%-14s %8s %9s %8s %9s %8s %14s %9s\n" profiler wall_s slowdown cpu_s cpu_slow \
-		samples "cpu_ms/1k_smp" "$label"
-	printf "%-14s %8.3f %9s %8.3f %9s %8s %14s %9s\n" none "$base" - "$bcpu" - - - -
+	printf "%-14s %8s %9s %8s %9s %8s %10s %14s %9s\n" profiler wall_s slowdown cpu_s cpu_slow \
+		samples prof_cpu_s "cpu_ms/1k_smp" "$label"
+	printf "%-14s %8.3f %9s %8.3f %9s %8s %10s %14s %9s\n" none "$base" - "$bcpu" - - - - -
 	for prof in "$@"; do
 		for hz in 11 99; do
 			rows=$(for _ in $(seq "$REPS"); do bench_run "$prof" "$hz" "$rounds"; done)
 			wall=$(echo "$rows" | cut -d' ' -f1 | bench_median)
 			cpu=$(echo "$rows" | awk '$3 > 0 {print 1e6 * $2 / $3}' | bench_median)
+			pcpu=$(echo "$rows" | cut -d' ' -f2 | bench_median)
 			smp=$(echo "$rows" | cut -d' ' -f3 | bench_median)
 			named=$(echo "$rows" | awk '$3 > 0 {print 100 * $4 / $3}' | bench_median)
 			wcpu=$(echo "$rows" | cut -d' ' -f5 | bench_median)
-			printf "%-14s %8.3f %8.1f%% %8.3f %8.1f%% %8s %14.1f %8.1f%%\n" \
+			printf "%-14s %8.3f %8.1f%% %8.3f %8.1f%% %8s %10.3f %14.1f %8.1f%%\n" \
 				"$prof@${hz}Hz" "$wall" "$(python3 -c "print(100 * ($wall / $base - 1))")" \
 				"$wcpu" "$(python3 -c "print(100 * ($wcpu / $bcpu - 1))")" "$smp" \
-				"${cpu:-0}" "${named:-0}"
+				"${pcpu:-0}" "${cpu:-0}" "${named:-0}"
 		done
 	done
 }

@@ -1,7 +1,8 @@
 /* The HTTP ingest routes end to end, in process: a real server (server/server.h) on a
  * loopback port, and each input POSTed to the route its first byte picks — gProfiler
  * JSON (plain or gzip), Pyroscope /ingest as folded, lines, pprof and multipart, the
- * Connect push, OTLP profiles, and Connect queries (their selectors). A crash in a
+ * Connect push, OTLP profiles, Connect queries (their selectors) and JFR, raw and in
+ * the Java agent's multipart. A crash in a
  * handler thread is reported with the input that caused it. */
 #include "fuzz.h"
 
@@ -53,6 +54,8 @@ static const struct {
 	{ "/querier.v1.QuerierService/LabelNames", "application/proto", NULL },
 	{ "/querier.v1.QuerierService/SelectMergeStacktraces", "application/proto", NULL },
 	{ "/querier.v1.QuerierService/SelectSeries", "application/json", NULL },
+	{ "/ingest?name=fz&format=jfr&sampleRate=100", "application/octet-stream", NULL },
+	{ "/ingest?name=fz&format=jfr&spyName=javaspy", "multipart/form-data; boundary=XbX", NULL },
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -39,15 +39,18 @@ static void usage(FILE *f)
 		"usage: kiln report FILE [options]\n"
 		"       kiln report --diff A B [options]\n"
 		"\n"
-		"Reads a .col file, folded stacks, a pprof profile (gzipped or not) or `perf script`\n"
-		"output (recognized from the content; FILE '-' is standard input) and writes it as:\n"
+		"Reads a .col file, folded stacks, a pprof profile (gzipped or not), `perf script`\n"
+		"output or a JFR recording (recognized from the content; FILE '-' is standard input)\n"
+		"and writes it as:\n"
 		"\n"
 		"  -f, --format FMT      html (default: a self-contained flamegraph), col, folded,\n"
 		"                        pprof (gzipped, for `go tool pprof`) or top (a table)\n"
 		"  -o, --output OUT      write to OUT instead of standard output\n"
 		"      --diff A B        differential flamegraph of B against A (red: grew in B)\n"
 		"      --title TEXT      title of the flamegraph page\n"
-		"      --sample-type T   the pprof sample type to read, e.g. cpu (default: the first)\n"
+		"      --sample-type T   the pprof sample type to read, e.g. cpu (default: the first),\n"
+		"                        or the JFR one: cpu, wall, alloc_in_new_tlab_bytes, ...\n"
+		"                        (default: the first with samples)\n"
 		"  -n, --limit N         rows of the top table (default 30, 0: all)\n"
 		"  -h, --help            this help\n");
 }
@@ -69,7 +72,7 @@ static struct profile *load(const char *path, const struct report_args *a)
 	fmt = input__detect(sb.buf, sb.len);
 	if (fmt == INPUT_UNKNOWN) {
 		log_error("failed to recognize '%s': %s", path, sb.len ?
-			  "not .col, folded stacks, pprof or perf script output" : "empty file");
+			  "not .col, folded stacks, pprof, perf script output or JFR" : "empty file");
 		strbuf_release(&sb);
 		return NULL;
 	}

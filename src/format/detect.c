@@ -2,12 +2,15 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/col.h"
+#include "format/jfr.h"
 #include "format/perfscript.h"
 #include "format/pprof.h"
 #include "util/log.h"
+#include "util/strbuf.h"
 
 /* Control bytes that no text profile holds (tab, newlines and CR excepted). */
 static bool looks_binary(const unsigned char *d, size_t len)
@@ -47,6 +50,8 @@ enum input_format input__detect(const void *data, size_t len)
 {
 	const unsigned char *d = data;
 
+	if (len >= 4 && !memcmp(d, "FLR", 4))
+		return INPUT_JFR;
 	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b)
 		return INPUT_PPROF;
 	if (!len)
@@ -69,8 +74,47 @@ const char *input__name(enum input_format fmt)
 	case INPUT_FOLDED: return "folded";
 	case INPUT_PPROF: return "pprof";
 	case INPUT_PERF_SCRIPT: return "perf-script";
+	case INPUT_JFR: return "jfr";
 	default: return "unknown";
 	}
+}
+
+/* One sample type of a JFR recording into p. */
+static int load_jfr(struct profile *p, const void *data, size_t len, const char *sample_type,
+		    char *err, size_t errlen)
+{
+	struct profile *all = profile__new();
+	int pick = -1, ret;
+
+	ret = jfr__parse(all, data, len, NULL, 10000000, NULL, err, errlen);
+	for (size_t i = 0; !ret && i < profile__nr_types(all) && pick < 0; i++) {
+		struct profile_type t = profile__type(all, i);
+		if (sample_type ? !strcmp(t.type, sample_type) : profile__type_total(all, i) > 0)
+			pick = (int)i;
+	}
+	if (!ret && pick < 0) {
+		errmsg(err, errlen, sample_type ? "the JFR recording has no sample type '%s'" :
+		       "the JFR recording has no samples%s", sample_type ? sample_type : "");
+		ret = -EINVAL;
+	}
+	if (!ret) {
+		struct profile_type t = profile__type(all, (size_t)pick);
+		ret = profile__set_types(p, &t, 1);
+		if (ret)
+			errmsg(err, errlen, "the profile to read the JFR recording into is not empty");
+	}
+	for (size_t i = 0; !ret && i < profile__nr_stacks(all); i++) {
+		struct profile_stack s = profile__stack(all, i);
+		if (!s.values[pick])
+			continue;
+		uint32_t *frames = xmalloc((s.depth ? s.depth : 1) * sizeof(*frames));
+		for (uint32_t d = 0; d < s.depth; d++)
+			frames[d] = profile__intern_str(p, profile__name(all, s.frames[d]));
+		profile__add(p, frames, s.depth, s.values[pick]);
+		free(frames);
+	}
+	profile__free(all);
+	return ret;
 }
 
 int input__load(struct profile *p, const void *data, size_t len, enum input_format fmt,
@@ -88,8 +132,10 @@ int input__load(struct profile *p, const void *data, size_t len, enum input_form
 		return pprof__parse(p, data, len, sample_type, err, errlen);
 	case INPUT_PERF_SCRIPT:
 		return perfscript__parse(p, data, len, &po, NULL, err, errlen);
+	case INPUT_JFR:
+		return load_jfr(p, data, len, sample_type, err, errlen);
 	default:
-		errmsg(err, errlen, "%s: not .col, folded stacks, pprof or perf script output",
+		errmsg(err, errlen, "%s: not .col, folded stacks, pprof, perf script output or JFR",
 		       len ? "unknown format" : "empty input");
 		return -EINVAL;
 	}

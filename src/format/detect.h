@@ -1,5 +1,5 @@
 /* Recognizing and loading any profile file `kiln report` accepts: gProfiler .col, folded
- * stacks, pprof (gzipped or not) and perf script text. */
+ * stacks, pprof (gzipped or not), perf script text and JFR recordings. */
 #ifndef KILN_FORMAT_DETECT_H
 #define KILN_FORMAT_DETECT_H
 
@@ -13,18 +13,21 @@ enum input_format {
 	INPUT_FOLDED,		/* collapsed stacks without a header */
 	INPUT_PPROF,		/* profile.proto, raw or gzipped */
 	INPUT_PERF_SCRIPT,	/* `perf script` text */
+	INPUT_JFR,		/* a JFR recording ("FLR\0" chunks, format/jfr.h) */
 };
 
-/* Guesses the format of data from its content: gzip magic or binary bytes mean pprof, a
+/* Guesses the format of data from its content: "FLR\0" is JFR, gzip magic or binary bytes mean pprof, a
  * "# {" first line .col, a perf sample header followed by a frame line perf script, and
  * text whose lines all end in a count folded. Returns INPUT_UNKNOWN otherwise. */
 enum input_format input__detect(const void *data, size_t len);
 
-/* Name of a format ("col", "folded", "pprof", "perf-script", "unknown"). */
+/* Name of a format ("col", "folded", "pprof", "perf-script", "jfr", "unknown"). */
 const char *input__name(enum input_format fmt);
 
 /* Parses data of format fmt (INPUT_UNKNOWN: detect it) into p. sample_type chooses the
- * pprof sample type (NULL: the first). perf script is collapsed with kernel frames
+ * pprof sample type (NULL: the first), or the JFR one ("cpu", "wall",
+ * "alloc_in_new_tlab_bytes", ...; NULL: the first kind the recording has samples of; CPU
+ * and wall samples counted as 10 ms each). perf script is collapsed with kernel frames
  * annotated "_[k]" and JIT frames "_[j]", as kiln's own stacks are. Returns 0, or
  * -EINVAL with a message in err. */
 int input__load(struct profile *p, const void *data, size_t len, enum input_format fmt,

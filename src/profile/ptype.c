@@ -14,6 +14,11 @@ static const struct { const char *type, *suffix, *name; } types[] = {
 	{ "alloc_space", "alloc_space", "memory" }, { "alloc_objects", "alloc_objects", "memory" },
 	{ "contentions", "mutex_count", "mutex" }, { "delay", "mutex_duration", "mutex" },
 	{ "goroutine", "goroutines", "goroutine" },
+	/* the Java agent's JFR allocation events (format/jfr.h) */
+	{ "alloc_in_new_tlab_objects", "alloc_in_new_tlab_objects", "memory" },
+	{ "alloc_in_new_tlab_bytes", "alloc_in_new_tlab_bytes", "memory" },
+	{ "alloc_outside_tlab_objects", "alloc_outside_tlab_objects", "memory" },
+	{ "alloc_outside_tlab_bytes", "alloc_outside_tlab_bytes", "memory" },
 };
 
 static const struct { const char *suffix, *id; } legacy[] = {
@@ -26,6 +31,10 @@ static const struct { const char *suffix, *id; } legacy[] = {
 	{ "mutex_count", "mutex:contentions:count:contentions:count" },
 	{ "mutex_duration", "mutex:delay:nanoseconds:contentions:count" },
 	{ "goroutines", "goroutine:goroutine:count:goroutine:count" },
+	{ "alloc_in_new_tlab_objects", "memory:alloc_in_new_tlab_objects:count:space:bytes" },
+	{ "alloc_in_new_tlab_bytes", "memory:alloc_in_new_tlab_bytes:bytes:space:bytes" },
+	{ "alloc_outside_tlab_objects", "memory:alloc_outside_tlab_objects:count:space:bytes" },
+	{ "alloc_outside_tlab_bytes", "memory:alloc_outside_tlab_bytes:bytes:space:bytes" },
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

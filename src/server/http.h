@@ -128,6 +128,11 @@ void ingest__gprofiler(struct request *r, struct response *resp);
 void ingest__pyroscope(struct request *r, struct response *resp);
 void ingest__push(struct request *r, struct response *resp);
 void ingest__otlp(struct request *r, struct response *resp);
+/* `/ingest?format=jfr` (server/ingest_jfr.c), called by ingest__pyroscope once the
+ * request's name q, times, sampleRate (0: none given) and spyName (may be NULL) are
+ * checked: parses the recording and stores a series per event kind, or sets the error. */
+void ingest__jfr(struct request *r, struct response *resp, const struct store_query *q,
+		 int64_t from, int64_t until, unsigned long rate, const char *spy);
 
 /* Limits of a series, as Pyroscope's: label names per series, and the bytes of a name
  * and a value; series in one Connect push. */

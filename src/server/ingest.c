@@ -501,6 +501,10 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 	}
 	if (req__gunzip_body(r, resp, false))
 		goto out;
+	if (format && !strcmp(format, "jfr")) {
+		ingest__jfr(r, resp, &q, from, until, rate, word_arg(r, "spyName"));
+		goto out;
+	}
 	const void *body = r->body.buf;
 	size_t blen = r->body.len;
 	if (!format && ctype && strstr(ctype, "multipart/form-data")) {
@@ -535,7 +539,7 @@ void ingest__pyroscope(struct request *r, struct response *resp)
 		ret = ingest__parse_pprof(p, body, blen, q.service, NULL, &ps, &nps,
 					  err, sizeof(err));
 	} else {
-		resp__error(resp, 422, "unsupported format '%.32s': use folded, lines or pprof", format);
+		resp__error(resp, 422, "unsupported format '%.32s': use folded, lines, pprof or jfr", format);
 		goto out;
 	}
 	if (ret == -ENOENT) {

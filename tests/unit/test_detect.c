@@ -1,4 +1,5 @@
-/* kiln report's input recognition (format/detect.h) and the top table (format/top.h). */
+/* kiln report's input recognition (format/detect.h), JFR recordings too, and the top
+ * table (format/top.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,11 +12,52 @@
 #include <string.h>
 
 #include "format/detect.h"
+#include "format/jfr.h"
 #include "format/pprof.h"
 #include "format/top.h"
 #include "util/strbuf.h"
 
 #define DETECT(s) input__detect(s, sizeof(s) - 1)
+
+/* A JFR recording the Pyroscope Java agent uploaded (tests/unit/data): recognized, and
+ * each sample type read alone with the totals of format/jfr.h's parse. */
+static void test_load_jfr(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct profile *all = profile__new(), *p;
+	char err[256];
+
+	assert_true(strbuf_read_file(&sb, "tests/unit/data/jfr-async-itimer-alloc.jfr") >= 0);
+	assert_int_equal(input__detect(sb.buf, sb.len), INPUT_JFR);
+	assert_string_equal(input__name(INPUT_JFR), "jfr");
+	assert_int_equal(jfr__parse(all, sb.buf, sb.len, NULL, 10000000, NULL, err, sizeof(err)), 0);
+	/* the first kind with samples: CPU */
+	p = profile__new();
+	assert_int_equal(input__load(p, sb.buf, sb.len, INPUT_UNKNOWN, NULL, err, sizeof(err)), 0);
+	assert_int_equal(profile__nr_types(p), 1);
+	assert_string_equal(profile__type(p, 0).type, "cpu");
+	assert_true(profile__total(p) > 0);
+	assert_int_equal(profile__total(p), profile__type_total(all, JFR_CPU));
+	profile__free(p);
+	p = profile__new();
+	assert_int_equal(input__load(p, sb.buf, sb.len, INPUT_JFR, "alloc_in_new_tlab_bytes", err,
+				     sizeof(err)), 0);
+	assert_string_equal(profile__type(p, 0).unit, "bytes");
+	assert_int_equal(profile__total(p), profile__type_total(all, JFR_TLAB_BYTES));
+	profile__free(p);
+	p = profile__new();
+	assert_int_equal(input__load(p, sb.buf, sb.len, INPUT_JFR, "nonesuch", err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "the JFR recording has no sample type 'nonesuch'");
+	profile__free(p);
+	p = profile__new();
+	assert_int_equal(input__load(p, sb.buf, 100, INPUT_UNKNOWN, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "chunk 1 at offset 0"));
+	profile__free(p);
+	profile__free(all);
+	strbuf_release(&sb);
+	(void)state;
+}
 
 static void test_detect_text(void **state)
 {
@@ -62,7 +104,7 @@ static void test_load_and_prefix(void **state)
 				     sizeof(err)), 0);
 	assert_int_equal(input__col_prefix(q), 0);
 	assert_int_equal(input__load(q, "?", 1, INPUT_UNKNOWN, NULL, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "unknown format: not .col, folded stacks, pprof or perf script output");
+	assert_string_equal(err, "unknown format: not .col, folded stacks, pprof, perf script output or JFR");
 	profile__free(p);
 	profile__free(q);
 }
@@ -115,6 +157,7 @@ int main(void)
 		cmocka_unit_test(test_detect_pprof),
 		cmocka_unit_test(test_load_and_prefix),
 		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_load_jfr),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* Bad input on every ingest route of a real server on loopback, sent as an attacker
  * would: times far outside any query (1e60, INT64_MIN, year 2262 in nanoseconds), service
  * names one route took and another refused, a pprof sample without locations, and the
- * request smuggling shapes (two Content-Lengths, Content-Length with chunked). Each is
+ * request smuggling shapes (two Content-Lengths, Content-Length with chunked), JFR that is
+ * not, and the Java agent's multipart without its parts. Each is
  * refused with a message naming what was wrong and stores nothing; a normal upload right
  * after is served. */
 #include <setjmp.h>
@@ -225,6 +226,39 @@ static void test_pprof_sample_without_locations(void **state)
 	strbuf_release(&reply);
 }
 
+/* A JFR recording that is not one, and the Java agent's multipart without its parts: 422
+ * naming what is wrong, nothing stored. */
+static void test_bad_jfr_is_refused(void **state)
+{
+	struct strbuf reply = STRBUF_INIT, body = STRBUF_INIT;
+	uint8_t hdr[68] = { 'F', 'L', 'R', 0, 0, 2, 0, 1 };
+	const char *mp = "Content-Type: multipart/form-data; boundary=XbX";
+
+	hdr[15] = 68;			/* chunk size */
+	hdr[30] = 0x03, hdr[31] = 0xe8;	/* metadata offset 1000 */
+	hdr[67] = 1;			/* compressed integers */
+	assert_int_equal(http("/ingest?name=jbad&format=jfr", NULL, hdr, sizeof(hdr), &reply), 422);
+	assert_non_null(strstr(reply.buf, "invalid JFR recording: chunk 1 at offset 0: metadata "
+				       "offset 1000 is outside the chunk of 68 bytes"));
+	assert_int_equal(http("/ingest?name=jbad&format=jfr", NULL, "FLR", 3, &reply), 422);
+	assert_non_null(strstr(reply.buf, "chunk header truncated"));
+	strbuf_addstr(&body, "--XbX\r\nContent-Disposition: form-data; name=\"profile\"; "
+		      "filename=\"p\"\r\n\r\nx\r\n--XbX--\r\n");
+	assert_int_equal(http("/ingest?name=jbad&format=jfr", mp, body.buf, body.len, &reply), 422);
+	assert_non_null(strstr(reply.buf, "no 'jfr' part"));
+	strbuf_reset(&body);
+	strbuf_addstr(&body, "--XbX\r\nContent-Disposition: form-data; name=\"jfr\"; "
+		      "filename=\"jfr\"\r\n\r\nFLR\r\n--XbX\r\nContent-Disposition: form-data; "
+		      "name=\"labels\"; filename=\"labels\"\r\n\r\n\xff\xff\xff\r\n--XbX--\r\n");
+	assert_int_equal(http("/ingest?name=jbad&format=jfr", mp, body.buf, body.len, &reply), 422);
+	assert_non_null(strstr(reply.buf, "invalid 'labels' part"));
+	apps(&reply);
+	assert_null(strstr(reply.buf, "jbad"));
+	strbuf_release(&reply);
+	strbuf_release(&body);
+	(void)state;
+}
+
 /* Sends raw bytes and returns the status line's code (0: no answer). */
 static int raw(const char *req)
 {
@@ -305,6 +339,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_service_name_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_sample_without_locations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smuggling_shapes_are_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_jfr_is_refused, setup, teardown),
 	};
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
