@@ -1,5 +1,6 @@
 /* The runtimes one agent runs: see runtime_set.h. */
 #include "agent/runtime_set.h"
+#include "runtimes/procmaps.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,7 @@ bool runtime_set__attach(struct runtime_set *rs, struct proc *p)
 	}
 	p->rt_checked = true;
 	p->skip_reason[0] = '\0';
+	procmaps__hold();	/* every reader looks at one read of the process's maps */
 	for (size_t i = 0; i < rs->nr; i++) {
 		const struct runtime_ops *r = rs->ops[i];
 		char reason[128] = "";
@@ -130,14 +132,15 @@ bool runtime_set__attach(struct runtime_set *rs, struct proc *p)
 		p->rt = r->attach(&p->ref, reason);
 		if (p->rt) {
 			p->rt_ops = r;
-			return true;
+			break;
 		}
 		if (reason[0]) {
 			snprintf(p->skip_reason, sizeof(p->skip_reason), "%s", reason);
-			return false;
+			break;
 		}
 	}
-	return false;
+	procmaps__release();
+	return p->rt != NULL;
 }
 
 void runtime_set__detach(struct runtime_set *rs, struct proc *p)

@@ -311,9 +311,12 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 	uint8_t *b = read_array(rp, nd_rd64(hdr, (size_t)l->code_positions), 1, MAX_POSITIONS * 8,
 				&nr);
 	if (b) {
-		c->pc_off = xmalloc(MAX_POSITIONS * sizeof(*c->pc_off));
-		c->pos = xmalloc(MAX_POSITIONS * sizeof(*c->pos));
-		c->nr_pos = nd_decode_positions(b, nr, c->pc_off, c->pos, MAX_POSITIONS);
+		/* an entry takes at least a byte: nr entries at most, not MAX_POSITIONS */
+		uint32_t cap = nr < MAX_POSITIONS ? (nr ? nr : 1) : MAX_POSITIONS;
+
+		c->pc_off = xmalloc(cap * sizeof(*c->pc_off));
+		c->pos = xmalloc(cap * sizeof(*c->pos));
+		c->nr_pos = nd_decode_positions(b, nr, c->pc_off, c->pos, cap);
 		free(b);
 	}
 	uint8_t *d = read_array(rp, nd_rd64(hdr, (size_t)l->code_deopt_data), 8, 16, &nr_deopt);
@@ -391,9 +394,11 @@ uint32_t nd_bytecode_line(struct runtime_proc *rp, int32_t i, uint64_t ba, const
 		c->size = (uint32_t)nd_smi(len);
 		uint8_t *b = read_array(rp, table, 1, MAX_POSITIONS * 8, &nr);
 		if (b) {
-			c->pc_off = xmalloc(MAX_POSITIONS * sizeof(*c->pc_off));
-			c->pos = xmalloc(MAX_POSITIONS * sizeof(*c->pos));
-			c->nr_pos = nd_decode_positions(b, nr, c->pc_off, c->pos, MAX_POSITIONS);
+			uint32_t cap = nr < MAX_POSITIONS ? (nr ? nr : 1) : MAX_POSITIONS;
+
+			c->pc_off = xmalloc(cap * sizeof(*c->pc_off));
+			c->pos = xmalloc(cap * sizeof(*c->pos));
+			c->nr_pos = nd_decode_positions(b, nr, c->pc_off, c->pos, cap);
 			free(b);
 		}
 		slot = hashmap__insert(rp->bc_by_addr, &ba, sizeof(ba), &created);

@@ -11,20 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "runtimes/bincache.h"
+#include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
 
-#define NR_KNOWN 8
+#define NR_KNOWN 32
 #define BLOB_CODE "_ZN2v88internal12_GLOBAL__N_127current_embedded_blob_code_E"
 #define BLOB_SIZE "_ZN2v88internal12_GLOBAL__N_132current_embedded_blob_code_size_E"
 #define BLOB_CODE_FN "_ZN2v88internal7Isolate23CurrentEmbeddedBlobCodeEv"
 #define BLOB_SIZE_FN "_ZN2v88internal7Isolate27CurrentEmbeddedBlobCodeSizeEv"
 
+/* What a node binary or libnode holds, remembered per file (runtimes/bincache.h). */
 struct known {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-	uint64_t pgoff;
 	int status;			/* 0, -ENOENT (no V8) or -ENOTSUP */
 	char version[32];
 	struct nd_layout l;
@@ -32,8 +31,7 @@ struct known {
 	uint64_t seg;			/* a mapping at pgoff is biased by start - seg */
 };
 
-static struct known known[NR_KNOWN];
-static size_t nr_known, next_known;
+static struct bincache *known;
 
 struct mapped {
 	uint64_t start, end, pgoff;
@@ -52,36 +50,24 @@ static bool node_file(const char *path)
  * (Debian's), V8 is in the library. */
 static int node_mapping(pid_t pid, struct mapped *out)
 {
-	char path[64], line[PATH_MAX + 128];
-	FILE *fp;
-	int err = -ENOENT;
+	size_t n;
+	const struct procmap *m = procmaps__get(pid, &n);
+	bool found = false;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fp = fopen(path, "re");
-	if (!fp)
-		return -errno;
-	while (fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, pgoff;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end,
-			   &pgoff, &pos) < 3 || pos == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (!node_file(m[i].path))
 			continue;
-		char *file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/' || !node_file(file))
-			continue;
-		const char *base = strrchr(file, '/') + 1;
-		bool lib = !strncmp(base, "libnode.so", 10);
-		if (err == 0 && !lib)
+		const char *base = strrchr(m[i].path, '/');
+		bool lib = base && !strncmp(base + 1, "libnode.so", 10);
+		if (m[i].path[0] != '/' || (found && !lib))
 			continue;	/* have the executable's already */
-		*out = (struct mapped){ start, end, pgoff, "" };
-		snprintf(out->path, sizeof(out->path), "%s", file);
-		err = 0;
+		*out = (struct mapped){ m[i].start, m[i].end, m[i].pgoff, "" };
+		snprintf(out->path, sizeof(out->path), "%s", m[i].path);
+		found = true;
 		if (lib)
 			break;
 	}
-	fclose(fp);
-	return err;
+	return found ? 0 : m ? -ENOENT : -ESRCH;
 }
 
 static bool get_int(void *ctx, const char *name, int32_t *out)
@@ -130,7 +116,6 @@ static void inspect(pid_t pid, const struct mapped *m, struct known *k)
 		e = elf_lookup__open(path);
 	}
 	k->status = -ENOENT;
-	k->pgoff = m->pgoff;
 	if (!e)
 		return;
 	if (elf_lookup__bias(e, m->start, m->pgoff, &bias) < 0 ||
@@ -156,42 +141,25 @@ out:
 	elf_lookup__free(e);
 }
 
-static bool file_id(pid_t pid, const struct mapped *m, struct known *k)
-{
-	char path[PATH_MAX + 64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 m->start, m->end);
-	if (stat(path, &st) < 0)
-		return false;
-	k->dev = st.st_dev;
-	k->ino = st.st_ino;
-	k->size = (uint64_t)st.st_size;
-	k->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	return true;
-}
-
 int nd_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason)
 {
 	struct mapped m;
-	struct known id = { 0 }, *k = NULL;
+	struct known one, *k = NULL;
+	struct bin_id id;
 
 	if (node_mapping(p->pid, &m) < 0)
 		return -ENOENT;
-	bool have_id = file_id(p->pid, &m, &id);
-	for (size_t i = 0; have_id && i < nr_known && !k; i++)
-		if (known[i].dev == id.dev && known[i].ino == id.ino && known[i].size == id.size &&
-		    known[i].mtime_ns == id.mtime_ns && known[i].pgoff == m.pgoff)
-			k = &known[i];
-	if (!k) {
-		k = have_id ? &known[next_known] : &id;
-		if (have_id) {
-			next_known = (next_known + 1) % NR_KNOWN;
-			if (nr_known < NR_KNOWN)
-				nr_known++;
-			*k = id;
+	if (bin_id__of(&id, p->pid, m.start, m.end, m.pgoff)) {
+		if (!known)
+			known = bincache__new(sizeof(struct known), NR_KNOWN);
+		k = bincache__find(known, &id);
+		if (!k) {
+			k = bincache__add(known, &id);
+			inspect(p->pid, &m, k);
 		}
+	} else {
+		memset(&one, 0, sizeof(one));
+		k = &one;
 		inspect(p->pid, &m, k);
 	}
 	if (k->status == -ENOTSUP)

@@ -16,6 +16,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "runtimes/bincache.h"
+#include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
 
 #define MAX_ENGINE_FILE (512u << 20)	/* largest file searched for the version string */
@@ -51,25 +53,22 @@ bool php_file_name_matches(const char *path)
 	return true;
 }
 
-/* One engine file by identity, and what was found in it. */
+/* What an engine file holds, remembered per file (runtimes/bincache.h). */
 struct known {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
 	int status;			/* 0, -ENOENT (no engine) or -ENOTSUP (skip_reason) */
 	char reason[96];
 	int major, minor;
 	char version[16];
 	uint64_t eg;			/* executor_globals, file vaddr */
-	uint64_t pgoff, seg;		/* a mapping at pgoff is biased by start - seg */
+	uint64_t seg;			/* a mapping at pgoff is biased by start - seg */
 };
 
-static struct known known[NR_KNOWN];
-static size_t nr_known, next_known;
+static struct bincache *known;
 
 void php_attach__forget(void)
 {
-	nr_known = next_known = 0;
-	memset(known, 0, sizeof(known));
+	bincache__free(known);
+	known = NULL;
 }
 
 struct mapped {
@@ -80,34 +79,19 @@ struct mapped {
 /* The first mapping of the first file whose name php_file_name_matches(). */
 static int engine_mapping(pid_t pid, struct mapped *out)
 {
-	char path[64], line[PATH_MAX + 128];
-	FILE *fp;
-	int err = -ENOENT;
+	size_t n;
+	const struct procmap *m = procmaps__get(pid, &n);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fp = fopen(path, "re");
-	if (!fp)
-		return -errno;
-	while (fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, pgoff;
-		int pos = 0;
-		char *file;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end,
-			   &pgoff, &pos) < 3 || pos == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (!php_file_name_matches(m[i].path))
 			continue;
-		file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/' || !php_file_name_matches(file))
-			continue;
-		out->start = start;
-		out->end = end;
-		out->pgoff = pgoff;
-		snprintf(out->path, sizeof(out->path), "%s", file);
-		err = 0;
-		break;
+		out->start = m[i].start;
+		out->end = m[i].end;
+		out->pgoff = m[i].pgoff;
+		snprintf(out->path, sizeof(out->path), "%s", m[i].path);
+		return 0;
 	}
-	fclose(fp);
-	return err;
+	return m ? -ENOENT : -ESRCH;
 }
 
 /* The file as the process sees it: through map_files (the very inode it maps), else
@@ -167,7 +151,6 @@ static void inspect(pid_t pid, const struct mapped *m, struct known *k)
 		e = elf_lookup__open(path);
 	}
 	k->status = -ENOENT;
-	k->pgoff = m->pgoff;
 	if (!e)
 		return;
 	if (elf_lookup__bias(e, m->start, m->pgoff, &bias) < 0)
@@ -201,51 +184,26 @@ out:
 	elf_lookup__free(e);
 }
 
-static bool file_id_of(pid_t pid, const struct mapped *m, struct known *k)
-{
-	char path[PATH_MAX + 64];
-	struct stat st;
-
-	file_path(pid, m, false, path, sizeof(path));
-	if (stat(path, &st) < 0)
-		return false;
-	k->dev = st.st_dev;
-	k->ino = st.st_ino;
-	k->size = (uint64_t)st.st_size;
-	k->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	return true;
-}
-
-static struct known *lookup(const struct known *id, uint64_t pgoff)
-{
-	for (size_t i = 0; i < nr_known; i++) {
-		struct known *k = &known[i];
-		if (k->dev == id->dev && k->ino == id->ino && k->size == id->size &&
-		    k->mtime_ns == id->mtime_ns && k->pgoff == pgoff)
-			return k;
-	}
-	return NULL;
-}
-
 int php_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason)
 {
 	struct mapped m;
-	struct known id = { 0 }, *k;
-	bool have_id;
+	struct known one, *k;
+	struct bin_id id;
 	int err = engine_mapping(p->pid, &m);
 
 	if (err < 0)
 		return -ENOENT;
-	have_id = file_id_of(p->pid, &m, &id);
-	k = have_id ? lookup(&id, m.pgoff) : NULL;
-	if (!k) {
-		k = have_id ? &known[next_known] : &id;
-		if (have_id) {
-			next_known = (next_known + 1) % NR_KNOWN;
-			if (nr_known < NR_KNOWN)
-				nr_known++;
-			*k = id;
+	if (bin_id__of(&id, p->pid, m.start, m.end, m.pgoff)) {
+		if (!known)
+			known = bincache__new(sizeof(struct known), NR_KNOWN);
+		k = bincache__find(known, &id);
+		if (!k) {
+			k = bincache__add(known, &id);
+			inspect(p->pid, &m, k);
 		}
+	} else {
+		memset(&one, 0, sizeof(one));
+		k = &one;
 		inspect(p->pid, &m, k);
 	}
 	if (k->status == -ENOTSUP)

@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "runtimes/bincache.h"
+#include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
-#include "util/hashmap.h"
 #include "util/strbuf.h"
 
 ssize_t py_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -57,41 +57,18 @@ static int version_from_name(const char *path, int *major, int *minor)
 	return 0;
 }
 
-/* A file by identity, as stat() sees it: a binary replaced on disk is a new one. */
-struct file_id {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-};
-
 /* Executables known to hold no CPython: most of a host's processes run a handful of
  * binaries (shells, compilers, daemons), and looking one up costs an ELF open and a
  * symbol table scan, which every new process of it would pay again. Used by the session's
- * thread only. Bounded: a build host makes new executables all day, so past
- * NOT_PYTHON_MAX the cache starts over; py_attach__forget() frees it. */
+ * thread only. Bounded (runtimes/bincache.h): a build host makes new executables all day;
+ * py_attach__forget() frees it. */
 #define NOT_PYTHON_MAX 4096
-static struct hashmap *not_python;
+static struct bincache *not_python;
 
 void py_attach__forget(void)
 {
-	hashmap__free(not_python);
+	bincache__free(not_python);
 	not_python = NULL;
-}
-
-static bool file_id_of(const struct proc_ref *p, const struct py_file *f, struct file_id *id)
-{
-	char path[PATH_MAX + 64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)p->pid,
-		 f->start, f->end);
-	if (stat(path, &st) < 0)
-		return false;
-	memset(id, 0, sizeof(*id));
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	id->size = (uint64_t)st.st_size;
-	id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	return true;
 }
 
 /* Opens the file as the process sees it: through its root, else through map_files. */
@@ -112,36 +89,24 @@ static struct elf_lookup *open_file(const struct proc_ref *p, const struct py_fi
  * mapping, which is the main binary in every process the kernel starts). */
 static size_t candidate_files(const struct proc_ref *p, struct py_file *out, size_t max)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	FILE *fp = fopen(path, "re");
-	if (!fp)
-		return 0;
-	size_t n = 0;
-	char line[PATH_MAX + 128];
-	while (n < max && fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, pgoff;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end, &pgoff, &pos) < 3 || pos == 0)
-			continue;
-		char *file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/')
-			continue;
-		const char *base = strrchr(file, '/') + 1;
+	size_t nm, n = 0;
+	const struct procmap *m = procmaps__get(p->pid, &nm);
+
+	for (size_t k = 0; k < nm && n < max; k++) {
+		const char *file = m[k].path, *base = strrchr(file, '/') + 1;
 		bool is_lib = strncmp(base, "libpython", 9) == 0;
 		bool seen = false;
+
 		for (size_t i = 0; i < n; i++)
 			seen |= strcmp(out[i].path, file) == 0;
 		if (seen || (n > 0 && !is_lib))
 			continue;
-		out[n].start = start;
-		out[n].end = end;
-		out[n].pgoff = pgoff;
+		out[n].start = m[k].start;
+		out[n].end = m[k].end;
+		out[n].pgoff = m[k].pgoff;
 		snprintf(out[n].path, sizeof(out[n].path), "%s", file);
 		n++;
 	}
-	fclose(fp);
 	return n;
 }
 
@@ -222,9 +187,9 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 		const struct py_file *f = &files[i];
 		const char *base = strrchr(f->path, '/') + 1;
 		bool named = strstr(base, "python") != NULL;
-		struct file_id id;
-		bool have_id = !named && file_id_of(p, f, &id);
-		if (have_id && not_python && hashmap__find(not_python, &id, sizeof(id)))
+		struct bin_id id;
+		bool have_id = !named && bin_id__of(&id, p->pid, f->start, f->end, f->pgoff);
+		if (have_id && not_python && bincache__find(not_python, &id))
 			continue;
 		struct elf_lookup *e = open_file(p, f);
 		if (!e)
@@ -256,12 +221,9 @@ int py_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 		if (err != -ENOENT)
 			return err;
 		if (have_id) {
-			bool created;
 			if (!not_python)
-				not_python = hashmap__new();
-			else if (hashmap__count(not_python) >= NOT_PYTHON_MAX)
-				hashmap__clear(not_python);
-			hashmap__insert(not_python, &id, sizeof(id), &created);
+				not_python = bincache__new(1, NOT_PYTHON_MAX);
+			*(char *)bincache__add(not_python, &id) = 1;
 		}
 	}
 	return -ENOENT;

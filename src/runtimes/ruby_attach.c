@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "runtimes/procmaps.h"
 #include "symbols/elf_lookup.h"
 
 #define MAX_IOV 256
@@ -85,35 +86,22 @@ struct rb_file {
  * which is the main binary in every process the kernel starts). */
 static size_t candidate_files(const struct proc_ref *p, struct rb_file *out, size_t max)
 {
-	char path[64], line[PATH_MAX + 128];
-	size_t n = 0;
+	size_t nm, n = 0;
+	const struct procmap *m = procmaps__get(p->pid, &nm);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	FILE *fp = fopen(path, "re");
-	if (!fp)
-		return 0;
-	while (n < max && fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, pgoff;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end,
-			   &pgoff, &pos) < 3 || pos == 0)
-			continue;
-		char *file = line + pos;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/')
-			continue;
-		const char *base = strrchr(file, '/') + 1;
+	for (size_t k = 0; k < nm && n < max; k++) {
+		const char *file = m[k].path, *base = strrchr(file, '/') + 1;
 		bool is_lib = strncmp(base, "libruby", 7) == 0;
 		bool seen = false;
+
 		for (size_t i = 0; i < n; i++)
 			seen |= strcmp(out[i].path, file) == 0;
 		if (seen || (n > 0 && !is_lib))
 			continue;
-		out[n] = (struct rb_file){ start, end, pgoff, "" };
+		out[n] = (struct rb_file){ m[k].start, m[k].end, m[k].pgoff, "" };
 		snprintf(out[n].path, sizeof(out[n].path), "%s", file);
 		n++;
 	}
-	fclose(fp);
 	return n;
 }
 

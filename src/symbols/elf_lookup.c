@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,23 +46,103 @@ void elf_lookup__free(struct elf_lookup *e)
 	free(e);
 }
 
-/* Looks name up in one symbol table section. */
+/* Symbol i of data, when it is a defined symbol called name. */
+static bool sym_is(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t i, const char *name,
+		   uint64_t *vaddr)
+{
+	GElf_Sym sym;
+	const char *s;
+
+	if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+		return false;
+	s = elf_strptr(elf, sh->sh_link, sym.st_name);
+	if (!s || strcmp(s, name) != 0)
+		return false;
+	*vaddr = sym.st_value;
+	return true;
+}
+
+/* The .gnu.hash section that indexes symbol table section ndx: its words, or NULL. */
+static const uint32_t *gnu_hash_of(Elf *elf, size_t ndx, size_t *nwords)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_GNU_HASH || sh.sh_link != ndx)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 16 || ((uintptr_t)d->d_buf & 7))
+			return NULL;
+		*nwords = d->d_size / 4;
+		return d->d_buf;
+	}
+	return NULL;
+}
+
+/* Looks name up through .gnu.hash h (nw words) for a symbol table of n symbols: 1 found,
+ * 0 not among the hashed symbols, -1 when the table is not usable (then the caller
+ * scans). Every index read from the file is bounded. */
+static int find_hashed(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t n,
+		       const uint32_t *h, size_t nw, const char *name, uint64_t *vaddr)
+{
+	uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2], shift = h[3], hash = 5381;
+	const uint32_t *buckets, *chain;
+	uint64_t word, mask;
+
+	if (nbuckets == 0 || bloom == 0 || shift >= 64 || symoffset > n ||
+	    (uint64_t)4 + 2ull * bloom + nbuckets > nw)
+		return -1;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		hash = hash * 33 + *c;
+	memcpy(&word, h + 4 + 2 * ((hash / 64) % bloom), 8);
+	mask = (1ull << (hash % 64)) | (1ull << ((hash >> shift) % 64));
+	if ((word & mask) != mask)
+		return 0;
+	buckets = h + 4 + 2 * (size_t)bloom;
+	chain = buckets + nbuckets;
+	size_t nchain = nw - (size_t)(chain - h);
+
+	for (uint32_t i = buckets[hash % nbuckets]; i != 0; i++) {
+		if (i < symoffset || i >= n || i - symoffset >= nchain)
+			return -1;
+		uint32_t ch = chain[i - symoffset];
+
+		if ((ch | 1) == (hash | 1) && sym_is(elf, data, sh, i, name, vaddr))
+			return 1;
+		if (ch & 1)
+			break;
+	}
+	return 0;
+}
+
+/* Looks name up in one symbol table section: by its .gnu.hash when it has one (a
+ * .dynsym: the hashed symbols, then the few before them), else by a scan. */
 static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name, uint64_t *vaddr)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	const uint32_t *h;
+	size_t nw = 0, from = 1, to;
+
 	if (!data || sh->sh_entsize == 0)
 		return -ENOENT;
 	size_t n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 1; i < n; i++) {
-		GElf_Sym sym;
-		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
-			continue;
-		const char *s = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (s && strcmp(s, name) == 0) {
-			*vaddr = sym.st_value;
+
+	to = n;
+	h = sh->sh_type == SHT_DYNSYM ? gnu_hash_of(elf, elf_ndxscn(scn), &nw) : NULL;
+	if (h) {
+		int found = find_hashed(elf, data, sh, n, h, nw, name, vaddr);
+
+		if (found == 1)
 			return 0;
-		}
+		if (found == 0)
+			to = h[1] > 1 ? h[1] : 1;	/* symbols before symoffset are not hashed */
 	}
+	for (size_t i = from; i < to; i++)
+		if (sym_is(elf, data, sh, i, name, vaddr))
+			return 0;
 	return -ENOENT;
 }
 

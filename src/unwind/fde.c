@@ -135,78 +135,197 @@ static void push(struct fde_list *l, uint64_t lo, uint64_t hi)
 	l->n++;
 }
 
-int fde_list_add(struct fde_list *l, Elf *elf, Elf_Scn *scn, bool eh_frame)
+/* What listing one section needs: its data, where it is loaded, and its CIEs' encodings. */
+struct fde_scan {
+	const unsigned char *ident;
+	Elf_Data *data;
+	uint64_t addr;
+	bool eh_frame;
+	struct hashmap *cies;	/* CIE offset -> encoding + 1 */
+	Dwarf_Off last_cie;	/* the CIE met last (most FDEs of a section share one) */
+	uint8_t last_enc;
+	bool have_last;
+};
+
+/* The section scn of elf as s reads it. Returns 0 or a negative errno. */
+static int scan_init(struct fde_scan *s, Elf *elf, Elf_Scn *scn, bool eh_frame)
 {
 	GElf_Shdr shdr;
-	Elf_Data *data;
-	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 
-	if (!ident || !gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+	memset(s, 0, sizeof(*s));
+	s->ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!s->ident || !gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
 		return -EINVAL;
 	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 		return -EINVAL;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf || data->d_size == 0)
+	s->data = elf_getdata(scn, NULL);
+	if (!s->data || !s->data->d_buf || s->data->d_size == 0)
 		return -ENODATA;
+	s->addr = shdr.sh_addr;
+	s->eh_frame = eh_frame;
+	s->cies = hashmap__new();
+	return 0;
+}
 
-	struct hashmap *cies = hashmap__new();	/* CIE offset -> encoding + 1 */
+/* Makes room in l for the FDEs of a section of size bytes (an FDE takes 30-60). */
+static void reserve(struct fde_list *l, size_t size)
+{
+	size_t guess = size / 32 < (1u << 20) ? size / 32 : (1u << 20);
 
-	size_t guess = data->d_size / 32 < (1u << 20) ? data->d_size / 32 : (1u << 20);
-
-	if (l->alloc - l->n < guess) {	/* an FDE takes 30-60 bytes: fewer reallocations */
+	if (l->alloc - l->n < guess) {
 		l->alloc = l->n + guess;
 		l->v = xrealloc(l->v, l->alloc * sizeof(*l->v));
 	}
+}
+
+/* The encoding of the CIE at cie_off, read once per CIE. */
+static uint8_t cie_enc(struct fde_scan *s, Dwarf_Off cie_off)
+{
+	void **slot;
+	Dwarf_CFI_Entry c;
+	Dwarf_Off cnext;
+	uintptr_t enc1;
+	bool created;
+
+	if (s->have_last && s->last_cie == cie_off)
+		return s->last_enc;
+	slot = hashmap__find(s->cies, &cie_off, sizeof(cie_off));
+	if (slot) {
+		enc1 = (uintptr_t)*slot;
+		goto out;
+	}
+	if (dwarf_next_cfi(s->ident, s->data, s->eh_frame, cie_off, &cnext, &c) == 0 &&
+	    dwarf_cfi_cie_p(&c))
+		enc1 = (uintptr_t)cie_encoding(&c.cie, s->eh_frame) + 1;
+	else
+		enc1 = ENC_BAD + 1;
+	*hashmap__insert(s->cies, &cie_off, sizeof(cie_off), &created) = (void *)enc1;
+out:
+	s->have_last = true;
+	s->last_cie = cie_off;
+	s->last_enc = (uint8_t)(enc1 - 1);
+	return s->last_enc;
+}
+
+/* Decodes the pc range of FDE e into [*lo, *hi). Returns 1, 0 for an empty FDE, -1 for
+ * one not understood. */
+static int fde_range_of(struct fde_scan *s, const Dwarf_CFI_Entry *e, uint64_t *lo, uint64_t *hi)
+{
+	uint8_t enc = cie_enc(s, e->fde.CIE_pointer);
+	const uint8_t *p = e->fde.start, *end = e->fde.end;
+	uint64_t len;
+	uint64_t field = s->addr + (uint64_t)(p - (const uint8_t *)s->data->d_buf);
+
+	if (enc == ENC_BAD || enc == ENC_OMIT || (enc & DW_EH_PE_indirect))
+		return -1;
+	if (!read_encoded(&p, end, enc, lo) || !read_encoded(&p, end, enc & 0x0f, &len))
+		return -1;
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		*lo += field;
+	else if ((enc & 0x70) != DW_EH_PE_absptr)
+		return -1;	/* datarel/textrel: not used for FDEs on x86_64 */
+	if (*lo + len < *lo)
+		return -1;
+	*hi = *lo + len;
+	return len != 0;
+}
+
+int fde_list_add(struct fde_list *l, Elf *elf, Elf_Scn *scn, bool eh_frame)
+{
+	struct fde_scan s;
+	int added = 0, err = scan_init(&s, elf, scn, eh_frame);
+
+	if (err)
+		return err;
+	reserve(l, s.data->d_size);
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
-	int added = 0;
 
-	while (off < data->d_size && dwarf_next_cfi(ident, data, eh_frame, off, &next, &e) == 0) {
+	while (off < s.data->d_size &&
+	       dwarf_next_cfi(s.ident, s.data, eh_frame, off, &next, &e) == 0) {
+		uint64_t lo, hi;
+
 		if (next <= off)
 			break;
-		if (dwarf_cfi_cie_p(&e)) {
-			off = next;
-			continue;
-		}
-		Dwarf_Off cie_off = e.fde.CIE_pointer;
-		void **slot = hashmap__find(cies, &cie_off, sizeof(cie_off));
-		uintptr_t enc1;
-
-		if (slot) {
-			enc1 = (uintptr_t)*slot;
-		} else {
-			Dwarf_CFI_Entry c;
-			Dwarf_Off cnext;
-			bool created;
-
-			if (dwarf_next_cfi(ident, data, eh_frame, cie_off, &cnext, &c) == 0 &&
-			    dwarf_cfi_cie_p(&c))
-				enc1 = (uintptr_t)cie_encoding(&c.cie, eh_frame) + 1;
-			else
-				enc1 = ENC_BAD + 1;
-			*hashmap__insert(cies, &cie_off, sizeof(cie_off), &created) = (void *)enc1;
-		}
-		uint8_t enc = (uint8_t)(enc1 - 1);
-		const uint8_t *p = e.fde.start, *end = e.fde.end;
-		uint64_t lo, len;
-		uint64_t field = shdr.sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf);
-
 		off = next;
-		if (enc == ENC_BAD || enc == ENC_OMIT || (enc & DW_EH_PE_indirect))
+		if (dwarf_cfi_cie_p(&e) || fde_range_of(&s, &e, &lo, &hi) <= 0)
 			continue;
-		if (!read_encoded(&p, end, enc, &lo) || !read_encoded(&p, end, enc & 0x0f, &len))
-			continue;
-		if ((enc & 0x70) == DW_EH_PE_pcrel)
-			lo += field;
-		else if ((enc & 0x70) != DW_EH_PE_absptr)
-			continue;	/* datarel/textrel: not used for FDEs on x86_64 */
-		if (len == 0 || lo + len < lo)
-			continue;
-		push(l, lo, lo + len);
+		push(l, lo, hi);
 		added++;
 	}
-	hashmap__free(cies);
+	hashmap__free(s.cies);
 	return added;
+}
+
+/* The binary search table of .eh_frame_hdr (version 1, a udata4 count, sdata4 entries
+ * relative to the section: what GNU ld, gold and lld write) as entries and a count.
+ * Returns false when the section is anything else. */
+static bool hdr_table(Elf_Scn *hdr, const uint8_t **tab, uint64_t *count, uint64_t *addr)
+{
+	GElf_Shdr sh;
+	Elf_Data *d = gelf_getshdr(hdr, &sh) ? elf_getdata(hdr, NULL) : NULL;
+	const uint8_t *p, *end;
+	uint64_t ignored;
+
+	if (!d || !d->d_buf || d->d_size < 4)
+		return false;
+	p = d->d_buf;
+	end = p + d->d_size;
+	if (p[0] != 1 || p[2] != DW_EH_PE_udata4 || p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return false;
+	const uint8_t *q = p + 4;
+
+	if (p[1] == ENC_OMIT || !read_encoded(&q, end, p[1], &ignored) ||
+	    !read_encoded(&q, end, DW_EH_PE_udata4, count) ||
+	    (uint64_t)(end - q) / 8 < *count)
+		return false;
+	*tab = q;
+	*addr = sh.sh_addr;
+	return true;
+}
+
+int fde_list_add_sorted(struct fde_list *l, Elf *elf, Elf_Scn *scn, Elf_Scn *hdr)
+{
+	const uint8_t *tab;
+	uint64_t count, hdr_addr;
+	struct fde_scan s;
+	int added = 0;
+
+	if (!hdr || !hdr_table(hdr, &tab, &count, &hdr_addr) || count == 0 ||
+	    scan_init(&s, elf, scn, true) != 0)
+		return fde_list_add(l, elf, scn, true);
+	size_t n0 = l->n;
+
+	reserve(l, s.data->d_size);
+	for (uint64_t i = 0; i < count; i++) {
+		int32_t loc, fde;
+		uint64_t lo, hi, off;
+		Dwarf_Off next;
+		Dwarf_CFI_Entry e;
+
+		memcpy(&loc, tab + 8 * i, 4);
+		memcpy(&fde, tab + 8 * i + 4, 4);
+		off = hdr_addr + (uint64_t)(int64_t)fde - s.addr;
+		if (off >= s.data->d_size ||
+		    dwarf_next_cfi(s.ident, s.data, true, off, &next, &e) != 0 ||
+		    dwarf_cfi_cie_p(&e))
+			goto scan;	/* a table that does not point at FDEs: list them all */
+		/* the linker tabulates only FDEs it understood: anything else is a lie */
+		int ok = fde_range_of(&s, &e, &lo, &hi);
+
+		if (ok < 0 || lo != hdr_addr + (uint64_t)(int64_t)loc)
+			goto scan;
+		if (ok == 0)
+			continue;
+		push(l, lo, hi);
+		added++;
+	}
+	hashmap__free(s.cies);
+	return added;
+scan:
+	hashmap__free(s.cies);
+	l->n = n0;
+	return fde_list_add(l, elf, scn, true);
 }
 
 void fde_list_release(struct fde_list *l)

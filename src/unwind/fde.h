@@ -26,6 +26,11 @@ struct fde_list {
  * Returns the number added, or a negative errno when the section has no usable data.
  * Nothing in the section is trusted. */
 int fde_list_add(struct fde_list *l, Elf *elf, Elf_Scn *scn, bool eh_frame);
+/* The same for .eh_frame scn, in the order of the binary search table of .eh_frame_hdr
+ * hdr (sorted by address, which the section's own order is not: cold parts, startup code),
+ * so that no sort is needed; falls back to fde_list_add() when hdr is NULL or its table
+ * is not one that points at scn's FDEs. Same return convention. */
+int fde_list_add_sorted(struct fde_list *l, Elf *elf, Elf_Scn *scn, Elf_Scn *hdr);
 /* Frees l's ranges and leaves it empty. */
 void fde_list_release(struct fde_list *l);
 

@@ -82,14 +82,50 @@ static int range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* qsort, after a check: FDEs are listed in address order almost always. */
+#define RUNS_MAX 16	/* sorted runs merged without qsort */
+
+/* The end of the sorted run of v that starts at i. */
+static size_t run_end(const char *v, size_t i, size_t n, size_t size,
+		      int (*cmp)(const void *, const void *))
+{
+	while (++i < n && cmp(v + (i - 1) * size, v + i * size) <= 0)
+		;
+	return i;
+}
+
+/* Sorts v stably. The lists sorted here are a few sorted runs (the FDEs of each source in
+ * address order, then the PLT stubs): those are merged, run after run, in O(n log runs);
+ * anything else goes to qsort. */
 static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	for (size_t i = 1; i < n; i++)
-		if (cmp((char *)v + (i - 1) * size, (char *)v + i * size) > 0) {
+	size_t runs[RUNS_MAX + 1], nruns = 0;
+	char *a = v, *tmp;
+
+	for (size_t i = 0; i < n; i = runs[nruns - 1]) {
+		if (nruns == RUNS_MAX) {
 			qsort(v, n, size, cmp);
 			return;
 		}
+		runs[nruns++] = run_end(a, i, n, size, cmp);
+	}
+	if (nruns <= 1)
+		return;
+	tmp = xmalloc(n * size);
+	while (nruns > 1) {	/* merge runs 0 and 1 into tmp, then back */
+		size_t mid = runs[0], end = runs[1], i = 0, j = mid, k = 0;
+
+		while (i < mid && j < end) {
+			const char *x = a + (cmp(a + j * size, a + i * size) < 0 ? j++ : i++) * size;
+
+			memcpy(tmp + k++ * size, x, size);
+		}
+		memcpy(tmp + k * size, a + i * size, (mid - i) * size);
+		k += mid - i;
+		memcpy(tmp + k * size, a + j * size, (end - j) * size);
+		memcpy(a, tmp, end * size);
+		memmove(runs, runs + 1, --nruns * sizeof(runs[0]));
+	}
+	free(tmp);
 }
 
 static int read_loads(struct unwind_table *t, Elf *elf)
@@ -340,7 +376,8 @@ int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,
 
 	scn = find_section(src->elf, ".eh_frame");
 	section_id(scn, &t->secs[SRC_EH]);
-	if (scn && fde_list_add(&eh, src->elf, scn, true) > 0)
+	if (scn && fde_list_add_sorted(&eh, src->elf, scn,
+				       find_section(src->elf, ".eh_frame_hdr")) > 0)
 		cfi->eh = dwarf_getcfi_elf(src->elf);
 	if (!cfi->eh) {
 		fde_list_release(&eh);

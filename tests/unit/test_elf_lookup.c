@@ -61,6 +61,51 @@ static void test_symbols(void **state)
 	elf_lookup__free(NULL);
 }
 
+/* Every defined dynamic symbol of a large library (libstdc++: thousands, found through
+ * .gnu.hash) and of the same test library linked without .gnu.hash (scanned) resolves to
+ * the value nm gives; names hashed to the same bucket but absent do not. */
+static void test_hashed(void **state)
+{
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+	char cmd[512], line[4096];
+	size_t checked = 0;
+	uint64_t va;
+
+	assert_int_equal(sh("cc -O1 -fPIC -shared -Wl,--hash-style=sysv -o sysv.so lib.c"), 0);
+	struct elf_lookup *e = elf_lookup__open(path_in("sysv.so"));
+
+	assert_non_null(e);
+	assert_int_equal(elf_lookup__symbol(e, "kiln_data", 1, &va), 0);
+	assert_int_equal(va, nm_addr("sysv.so", "kiln_data", true));
+	assert_int_equal(elf_lookup__symbol(e, "kiln_dat", 1, &va), -ENOENT);
+	elf_lookup__free(e);
+	e = elf_lookup__open(lib);
+	assert_non_null(e);
+	/* nm -D prints "value type name@version"; a name defined twice (two versions) is
+	 * skipped: either value would do */
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s | sed 's/@.*//' | sort -k3 | "
+		 "uniq -f2 -u", lib);
+	FILE *fp = popen(cmd, "r");
+
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp)) {
+		unsigned long long want;
+		char type, name[4000];
+
+		if (sscanf(line, "%llx %c %3999s", &want, &type, name) != 3 || want == 0)
+			continue;
+		assert_int_equal(elf_lookup__symbol(e, name, 1, &va), 0);
+		assert_int_equal(va, want);
+		name[strlen(name) - 1] ^= 1;	/* a near miss */
+		if (elf_lookup__symbol(e, name, 1, &va) == 0)
+			continue;	/* the near miss is a real name too */
+		checked++;
+	}
+	pclose(fp);
+	assert_true(checked > 1000);
+	elf_lookup__free(e);
+}
+
 static void test_read(void **state)
 {
 	struct elf_lookup *e = elf_lookup__open(path_in("lib.so"));
@@ -137,6 +182,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symbols),
+		cmocka_unit_test(test_hashed),
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_bias),
 		cmocka_unit_test(test_not_elf64),
