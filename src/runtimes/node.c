@@ -199,6 +199,11 @@ int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi, const uint8_t *hdr)
 	}
 	if (rp->nr_fns >= MAX_FNS || nd_instance_type(rp, sfi) != l->t_sfi)
 		return -1;
+	/* A name that is neither a string nor a ScopeInfo was read mid-move (a compacting
+	 * GC): no frame rather than a wrong one, and nothing cached, so it is read again. */
+	int nt = nd_instance_type(rp, nos);
+	if (nd_is_heap(nos) && !(nt >= 0 && nt < l->t_first_nonstring) && nt != l->t_scope_info)
+		return -1;
 	struct nd_fn *f = xcalloc(1, sizeof(*f));
 	f->sfi = sfi;
 	f->name_or_scope = nos;
@@ -210,6 +215,13 @@ int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi, const uint8_t *hdr)
 		if (nd_read(rp->pid, nd_untag(script) + (uint64_t)l->script_name, &name, 8) == 0)
 			f->file = nd_read_string(rp, name, PATH_MAX_JS);
 		f->script_index = script_index(rp, script);
+	}
+	if (!f->file && (f->script_index >= 0 || !strcmp(f->name, "(anonymous)"))) {
+		/* a script without a readable name (moved under the read; eval'd code too), or
+		 * neither a name nor a script: no frame rather than a nameless one */
+		free(f->name);
+		free(f);
+		return -1;
 	}
 	if (!f->file)
 		f->file = xstrdup("");
