@@ -43,7 +43,8 @@ void *xrealloc(void *p, size_t n)
 char *xstrndup(const char *s, size_t n)
 {
 	char *p = xmalloc(n + 1);
-	memcpy(p, s, n);
+	if (n)	/* s may be NULL when n is 0 */
+		memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
 }
