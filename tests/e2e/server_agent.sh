@@ -35,8 +35,9 @@ got=$(ticks agent-e2e)
 [ "$sent" -gt 0 ] && [ "$sent" = "$got" ] || fail "server has $got samples, the agent wrote $sent"
 top=$(grep -v '^#' "$T/out"/profile_*.col | sort -t' ' -k2 -rn | head -n 1)
 want=$(echo "$top" | cut -d';' -f3-)
+# the export is the .col layout, 0;<container>;<process>;...: compare from the process on
 curl -sf -H "$READ_AUTH" "${URL}pyroscope/render?query=agent-e2e&from=now-10m&until=now&format=collapsed" |
-	grep -qxF "$want" || fail "the agent's top stack is not on the server: $want"
+	cut -d';' -f3- | grep -qxF "$want" || fail "the agent's top stack is not on the server: $want"
 curl -sf -H "$READ_AUTH" "${URL}pyroscope/label-values?label=host&query=agent-e2e" | grep -q "$(hostname)" ||
 	fail "host label is not this machine"
 

@@ -22,8 +22,10 @@ all=$(awk '{ printf "%s%s", s, $2; s = "," }' "$T/spans")
 CPU=process_cpu:cpu:nanoseconds:cpu:nanoseconds
 SEL='{service_name="gospans"}'
 "$CQ" "$URL" functions $CPU "$SEL" >"$T/functions" || fail "SelectMergeStacktraces failed"
-"$CQ" "$URL" spans $CPU "$SEL" "$alpha" >"$T/span_alpha" || fail "SelectMergeSpanProfile failed"
-"$CQ" "$URL" spans $CPU "$SEL" "$all" >"$T/span_all" || fail "SelectMergeSpanProfile (all) failed"
+printf '%s' "$alpha" >"$T/alpha_ids"
+"$CQ" "$URL" spans $CPU "$SEL" "@$T/alpha_ids" >"$T/span_alpha" || fail "SelectMergeSpanProfile failed"
+printf '%s' "$all" >"$T/all_ids"
+"$CQ" "$URL" spans $CPU "$SEL" "@$T/all_ids" >"$T/span_all" || fail "SelectMergeSpanProfile (all) failed"
 names=$("$CQ" "$URL" names "$SEL")
 echo "labels: $names"
 for l in span_id span_name; do

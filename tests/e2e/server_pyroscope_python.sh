@@ -154,10 +154,12 @@ curl -sf "${URL}api/apps" | grep -q 'spans' && fail "a span companion is listed:
 alpha=$(awk '$1 == "alpha" { print $2 }' "$T/spans")
 all=$(awk '{ printf "%s%s", s, $2; s = "," }' "$T/spans")
 [ -n "$alpha" ] || fail "the program wrote no span ids"
-"$CQ" "$URL" spans $CPU "$SEL" "$alpha" >"$T/span_alpha" || fail "SelectMergeSpanProfile failed"
-"$CQ" "$URL" spans $CPU "$SEL" "$all" >"$T/span_all" || fail "SelectMergeSpanProfile (all) failed"
-"$CQ" -json "$URL" spans $CPU "$SEL" "$alpha" >"$T/span_alpha_json" || fail "SelectMergeSpanProfile over JSON failed"
-"$CQ" "$URL" spans $CPU '{service_name="pyapp",handler="beta"}' "$alpha" >"$T/span_none" ||
+printf '%s' "$alpha" >"$T/alpha_ids"
+"$CQ" "$URL" spans $CPU "$SEL" "@$T/alpha_ids" >"$T/span_alpha" || fail "SelectMergeSpanProfile failed"
+printf '%s' "$all" >"$T/all_ids"
+"$CQ" "$URL" spans $CPU "$SEL" "@$T/all_ids" >"$T/span_all" || fail "SelectMergeSpanProfile (all) failed"
+"$CQ" -json "$URL" spans $CPU "$SEL" "@$T/alpha_ids" >"$T/span_alpha_json" || fail "SelectMergeSpanProfile over JSON failed"
+"$CQ" "$URL" spans $CPU '{service_name="pyapp",handler="beta"}' "@$T/alpha_ids" >"$T/span_none" ||
 	fail "SelectMergeSpanProfile (alpha spans, beta handler) failed"
 "$CQ" "$URL" spans $CPU "$SEL" 0123456789abcdef >"$T/span_unknown" || fail "SelectMergeSpanProfile (unknown) failed"
 head -4 "$T/span_alpha" "$T/span_all"

@@ -231,8 +231,17 @@ func main() {
 		}
 		printFunctions(fg.Msg.Flamegraph)
 	case "spans":
+		// "@FILE": the ids are in FILE (a long list exceeds the argument limit)
+		ids := args[4]
+		if strings.HasPrefix(ids, "@") {
+			b, err := os.ReadFile(ids[1:])
+			if err != nil {
+				die(err)
+			}
+			ids = strings.TrimSpace(string(b))
+		}
 		req := &querierv1.SelectMergeSpanProfileRequest{ProfileTypeID: args[2],
-			LabelSelector: args[3], SpanSelector: strings.Split(args[4], ","),
+			LabelSelector: args[3], SpanSelector: strings.Split(ids, ","),
 			Start: start, End: end}
 		fg, err := c.SelectMergeSpanProfile(ctx, connect.NewRequest(req))
 		if err != nil {
