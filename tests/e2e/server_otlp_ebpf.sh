@@ -18,6 +18,9 @@
 command -v go >/dev/null || fail "go is not installed (scripts/deps/server.txt)"
 command -v nm >/dev/null || fail "nm is not installed"
 
+# the profiler's module needs Go 1.24 (bookworm's is 1.19): a newer toolchain first on PATH
+gobin=$(go_at_least 24 2>"$T/go.err") || skip "no Go 1.24+ to build the eBPF profiler: $(cat "$T/go.err")"
+PATH=$(dirname "$gobin"):$PATH
 line=$("$ROOT/bench/peers/install.sh" otel)
 case $line in "peer otel ok "*) ;; *) fail "cannot build the eBPF profiler: $line" ;; esac
 PROFILER=${line#peer otel ok }
