@@ -73,15 +73,19 @@ __attribute__((noinline)) static void capture(void)
 	exit(0);
 }
 
+/* Each round's length is dithered (x1 to x2, the same factor for both leaves) so that it
+ * cannot beat against the sampling timer's fixed period (see deep.c). */
+static uint64_t per_mille = 1000, dither = 88172645463325252ull;	/* xorshift64 */
+
 __attribute__((noinline)) static void leaf_three(void)
 {
-	for (uint64_t i = 0; i < 3000000; i++)
+	for (uint64_t i = 0; i < 3000 * per_mille; i++)
 		sink += i * i;
 }
 
 __attribute__((noinline)) static void leaf_one(void)
 {
-	for (uint64_t i = 0; i < 1000000; i++)
+	for (uint64_t i = 0; i < 1000 * per_mille; i++)
 		sink += i * i;
 }
 
@@ -109,6 +113,10 @@ __attribute__((noinline)) static void run(double seconds)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
+		dither ^= dither << 13;
+		dither ^= dither >> 7;
+		dither ^= dither << 17;
+		per_mille = 1000 + dither % 1000;
 		sink += (uint64_t)rec_ptr(DEPTH, 1);
 		sink += (uint64_t)rec_ptr(DEPTH, 0);
 		clock_gettime(CLOCK_MONOTONIC, &t);

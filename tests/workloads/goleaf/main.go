@@ -38,32 +38,36 @@ func beta(n int) {
 }
 
 //go:noinline
-func dispatch(i int) {
+func dispatch(i, n int) {
 	if i%10 < 7 {
-		alpha(20000)
+		alpha(n)
 	} else {
-		beta(20000)
+		beta(n)
 	}
 }
 
-func inlA(x uint64) uint64 {
-	for i := 0; i < 70000; i++ {
+func inlA(x uint64, perMille int) uint64 {
+	for i := 0; i < 70*perMille; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
 	return x
 }
 
-func inlB(x uint64) uint64 {
-	for i := 0; i < 30000; i++ {
+func inlB(x uint64, perMille int) uint64 {
+	for i := 0; i < 30*perMille; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
 	return x
 }
 
 //go:noinline
-func mixer() {
-	sink = inlB(inlA(sink))
+func mixer(perMille int) {
+	sink = inlB(inlA(sink, perMille), perMille)
 }
+
+// dither is a xorshift64 state: each round's length is scaled by 1 to 2 (the same factor
+// for every call of the round) so that it cannot beat against the sampling timer's period.
+var dither uint64 = 88172645463325252
 
 func main() {
 	secs := 20.0
@@ -74,10 +78,14 @@ func main() {
 	}
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	for i := 0; time.Now().Before(end); i++ {
+		dither ^= dither << 13
+		dither ^= dither >> 7
+		dither ^= dither << 17
+		perMille := 1000 + int(dither%1000)
 		for j := 0; j < 10; j++ {
-			dispatch(j)
+			dispatch(j, 20*perMille)
 		}
-		mixer()
+		mixer(perMille)
 		_ = i
 	}
 }
