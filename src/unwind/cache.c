@@ -44,7 +44,7 @@ struct unwind_cache {
 	struct entry opened;	/* open list head */
 	unsigned nopen, max_open;
 	uint64_t bytes, limit;
-	uint64_t builds, evictions, reopens;
+	uint64_t builds, evictions, reopens, fetches;
 	uint64_t gets;
 };
 
@@ -210,11 +210,12 @@ static void evict(struct unwind_cache *c, struct entry *keep)
 }
 
 /* Reads the binary of m, and its separate debug file when with_debug says so (-1: when
- * the binary has no .debug_frame of its own), into e->b and e->d. */
+ * the binary has no .debug_frame of its own), into e->b and e->d; with lazy, .eh_frame
+ * only as its entries are needed (see fetch()). */
 static int read_binary(struct entry *e, const struct proc_ref *p, const struct mapping *m,
-		       int with_debug, struct unwind_sources *src)
+		       int with_debug, bool lazy, struct unwind_sources *src)
 {
-	int err = unwind_elf_open(&e->b, p, m);
+	int err = lazy ? unwind_elf_open_lazy(&e->b, p, m) : unwind_elf_open(&e->b, p, m);
 
 	memset(&e->d, 0, sizeof(e->d));
 	if (err)
@@ -235,7 +236,7 @@ static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref
 	struct unwind_sources src = { 0 };
 	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	e->err = read_binary(e, p, m, -1, &src);
+	e->err = read_binary(e, p, m, -1, false, &src);
 	if (e->err == 0) {
 		e->err = unwind_table_init(&e->t, &src, &e->cfi);
 		e->file = e->b;
@@ -271,7 +272,9 @@ static bool reopen(struct unwind_cache *c, struct entry *e, const struct proc_re
 
 	if (e->reopen_failed_at && now_ns() - e->reopen_failed_at < RETRY_NS)
 		return false;
-	err = read_binary(e, p, m, e->t.secs[SRC_DBG].size != 0, &src);
+	/* the table is listed: with .eh_frame_hdr's table, libdw reads only the entries it
+	 * looks up, so the copy needs only those (a megabyte section is not read again) */
+	err = read_binary(e, p, m, e->t.secs[SRC_DBG].size != 0, e->t.eh_by_table, &src);
 	if (err == 0 && e->key[0] == 'B' &&
 	    (dwelf_elf_gnu_build_id(e->b.elf, &id) != (ssize_t)(e->keylen - 1) ||
 	     memcmp(id, e->key + 1, e->keylen - 1) != 0))
@@ -290,8 +293,36 @@ static bool reopen(struct unwind_cache *c, struct entry *e, const struct proc_re
 	}
 	e->reopen_failed_at = 0;
 	c->reopens++;
+	log_debug("unwind CFI of '%s' read again (%zu KiB; %u open, %llu MiB cached)",
+		  m->path ? m->path : "?", (size_t)((e->b.bytes + e->d.bytes) >> 10), c->nopen,
+		  (unsigned long long)(c->bytes >> 20));
 	touch_open(c, e);
 	return true;
+}
+
+/* Reads the .eh_frame entries the FDE at vaddr needs into e's lazily read copy. Returns
+ * false when they cannot be read (the process is gone, the binary changed): then e's CFI
+ * is closed, read again after a few seconds, and nothing is compiled from bytes not read. */
+static bool fetch(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
+		  const struct mapping *m, uint64_t vaddr)
+{
+	uint64_t off;
+	int need, err;
+
+	if (!e->b.lazy)
+		return true;
+	need = unwind_table_eh_entry(&e->t, e->b.elf, vaddr, &off);
+	if (need == 0)
+		return true;
+	err = need < 0 ? -ENOENT : unwind_elf_read_eh(&e->b, p, m, off);
+	if (err == 0) {
+		c->fetches++;
+		return true;
+	}
+	log_debug("failed to read an FDE of '%s': %s", m->path ? m->path : "?", strerror(-err));
+	close_cfi(c, e);
+	e->reopen_failed_at = now_ns();
+	return false;
 }
 
 const struct unwind_table *unwind_cache__get(struct unwind_cache *c, const struct proc_ref *p,
@@ -344,6 +375,8 @@ const struct unwind_rule *unwind_cache__find(struct unwind_cache *c, const struc
 		if (!need || !reopen(c, e, p, m))
 			return r;
 	}
+	if (!fetch(c, e, p, m, vaddr))
+		return NULL;
 	r = unwind_table_find(&e->t, vaddr, &e->cfi, NULL);
 	if (e->t.compiled != compiled) {
 		touch_open(c, e);
@@ -377,6 +410,11 @@ uint64_t unwind_cache__evictions(const struct unwind_cache *c)
 uint64_t unwind_cache__reopens(const struct unwind_cache *c)
 {
 	return c->reopens;
+}
+
+uint64_t unwind_cache__fetches(const struct unwind_cache *c)
+{
+	return c->fetches;
 }
 
 unsigned unwind_cache__open(const struct unwind_cache *c)

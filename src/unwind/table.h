@@ -91,6 +91,7 @@ struct unwind_table {
 	bool has_cfi;		/* some CFI section was found */
 	bool fp_built;		/* the code keeps frame pointers (Go, -fno-omit-frame-pointer) */
 	bool go;		/* Go functions have SRC_GO rows (from .gopclntab) */
+	bool eh_by_table;	/* .eh_frame's FDEs were listed by .eh_frame_hdr's table */
 	size_t nfdes, fp_fdes;	/* FDEs sampled to decide fp_built, and those with an rbp frame */
 };
 
@@ -141,6 +142,12 @@ bool unwind_table_vaddr(const struct unwind_table *t, uint64_t file_off, uint64_
  * and *need_cfi (when not NULL) set true. The pointer is valid until the next call. */
 const struct unwind_rule *unwind_table_find(struct unwind_table *t, uint64_t vaddr,
 					    const struct unwind_cfi *cfi, bool *need_cfi);
+
+/* Where lazily read CFI (unwind_elf_open_lazy()) must be read before vaddr is looked up:
+ * returns 1 with *off the .eh_frame offset of the FDE not compiled yet that covers vaddr,
+ * 0 when nothing is to be read (no such FDE, compiled, from another source), -1 when
+ * .eh_frame_hdr of elf does not name it. */
+int unwind_table_eh_entry(const struct unwind_table *t, Elf *elf, uint64_t vaddr, uint64_t *off);
 
 /* True when elf has a section called name with contents. */
 bool unwind_elf_has_section(Elf *elf, const char *name);

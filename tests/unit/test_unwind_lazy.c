@@ -368,6 +368,64 @@ static void use_other(struct unwind_cache *c, const struct mapping *other)
 	assert_true(unwind_cache__open(c) == 1);
 }
 
+/* A binary read again after its CFI was closed copies only the .eh_frame entries it
+ * compiles (and their CIEs), not the section, and gives the rules of a fresh full read;
+ * gold's binary too (.eh_frame_hdr after .eh_frame, swapped in the copy). */
+static void check_reread_entries(const char *path)
+{
+	struct mapping m = map_of(path, false), other = map_of(exe_fp, false);
+	struct unwind_cache *c = unwind_cache__new(256 << 20, true);
+	struct unwind_elf b;
+	struct unwind_table ft;
+	struct unwind_cfi fcfi;
+
+	assert_int_equal(unwind_elf_open(&b, &me, &m), 0);
+	struct unwind_sources src = { b.elf, NULL, true };
+	assert_int_equal(unwind_table_init(&ft, &src, &fcfi), 0);
+	uint64_t eh_size = ft.secs[SRC_EH].size;
+
+	unwind_cache__set_max_open(c, 1);
+	const struct unwind_table *t = unwind_cache__get(c, &me, &m);
+	assert_non_null(t);
+	assert_true(t->eh_by_table && t->nfde >= 8);
+	unwind_cache__find(c, t, &me, &m, t->base + t->fdes[0].lo);
+	use_other(c, &other);	/* closes m's CFI */
+	uint64_t reopens = unwind_cache__reopens(c), fetches = unwind_cache__fetches(c);
+	size_t n = t->nfde < 200 ? t->nfde : 200, with = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct unwind_fde *f = &t->fdes[k * (t->nfde - 1) / (n - 1)];
+		uint64_t va = t->base + f->lo + (f->hi - f->lo) / 2;
+		const struct unwind_rule *r = unwind_cache__find(c, t, &me, &m, va);
+
+		with += r != NULL;
+		assert_true(rule_eq(r, unwind_table_find(&ft, va, &fcfi, NULL)));
+	}
+	uint64_t held = unwind_cache__table_bytes(c, t) - unwind_table_bytes(t);
+
+	print_message("%s: .eh_frame %" PRIu64 " KiB; read again with %" PRIu64 " entries read for "
+		      "%zu FDEs (%zu with a rule), %" PRIu64 " KiB held\n", path, eh_size >> 10,
+		      unwind_cache__fetches(c) - fetches, n, with, held >> 10);
+	assert_int_equal(unwind_cache__reopens(c) - reopens, 1);
+	assert_true(unwind_cache__fetches(c) - fetches >= n - 1);
+	assert_true(with > n / 2);
+	assert_true(eh_size < (256 << 10) || held < eh_size / 2);
+	unwind_cfi_close(&fcfi);
+	unwind_table_release(&ft);
+	unwind_elf_close(&b);
+	unwind_cache__free(c);
+}
+
+static void test_reread_entries(void **state)
+{
+	const char *llvm = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
+
+	check_reread_entries(exe_gold);
+	check_reread_entries("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
+	if (access(llvm, R_OK) == 0)
+		check_reread_entries(llvm);
+}
+
 /* How the victim changes after first use. */
 enum change { TRUNCATE, REWRITE, RENAME, DELETE };
 
@@ -437,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_equals_eager),
 		cmocka_unit_test(test_eh_frame_hdr_order),
 		cmocka_unit_test(test_reopen_past_cap),
+		cmocka_unit_test(test_reread_entries),
 		cmocka_unit_test(test_close_before_evict),
 		cmocka_unit_test(test_changed_binary),
 	};
