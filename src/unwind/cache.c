@@ -19,6 +19,7 @@
 #define IDLE_NS (30ull * 1000000000ull)	/* open CFI unused this long is closed */
 #define MAX_OPEN 128
 #define KEY_MAX (1 + MAPPING_BUILD_ID_MAX + 16)
+#define MAX_VERDICTS 16384	/* frame-pointer verdicts kept past their tables */
 
 struct entry {
 	struct unwind_table t;
@@ -40,6 +41,7 @@ struct entry {
 
 struct unwind_cache {
 	struct hashmap *map;	/* key -> struct entry */
+	struct hashmap *verdicts;	/* binary (key, size, mtime) -> UNWIND_FP_* */
 	struct entry lru;	/* list head */
 	struct entry opened;	/* open list head */
 	unsigned nopen, max_open;
@@ -66,6 +68,7 @@ struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp)
 	struct unwind_cache *c = xcalloc(1, sizeof(*c));
 
 	c->map = hashmap__new();
+	c->verdicts = hashmap__new();
 	c->lru.prev = c->lru.next = &c->lru;
 	c->opened.oprev = c->opened.onext = &c->opened;
 	c->max_open = MAX_OPEN;
@@ -139,6 +142,7 @@ void unwind_cache__free(struct unwind_cache *c)
 		entry_free(c, e);
 	}
 	hashmap__free(c->map);
+	hashmap__free(c->verdicts);
 	free(c);
 }
 
@@ -229,16 +233,42 @@ static int read_binary(struct entry *e, const struct proc_ref *p, const struct m
 	return 0;
 }
 
-/* Reads and lists the binary of m into e. */
+/* The key of e's frame-pointer verdict: its cache key, and the file's size and mtime (a
+ * binary rewritten in place keeps its inode). Returns its length. */
+static size_t verdict_key(const struct entry *e, uint8_t *key)
+{
+	memcpy(key, e->key, e->keylen);
+	memcpy(key + e->keylen, &e->b.size, sizeof(e->b.size));
+	memcpy(key + e->keylen + sizeof(e->b.size), &e->b.mtime_ns, sizeof(e->b.mtime_ns));
+	return e->keylen + sizeof(e->b.size) + sizeof(e->b.mtime_ns);
+}
+
+/* Reads and lists the binary of m into e. A binary listed before (its table evicted
+ * since) keeps its frame-pointer verdict: 256 FDEs are not compiled again to decide it. */
 static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
 		  const struct mapping *m)
 {
 	struct unwind_sources src = { 0 };
 	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint8_t vkey[KEY_MAX + 16];
+	size_t vlen = 0;
 
 	e->err = read_binary(e, p, m, -1, false, &src);
 	if (e->err == 0) {
+		void **v;
+
+		vlen = verdict_key(e, vkey);
+		if ((v = hashmap__find(c->verdicts, vkey, vlen)))
+			src.fp_known = (uint8_t)(uintptr_t)*v;
 		e->err = unwind_table_init(&e->t, &src, &e->cfi);
+		if (e->err == 0 && !src.fp_known) {
+			bool created;
+
+			if (hashmap__count(c->verdicts) >= MAX_VERDICTS)
+				hashmap__clear(c->verdicts);
+			v = hashmap__insert(c->verdicts, vkey, vlen, &created);
+			*v = (void *)(uintptr_t)(e->t.fp_built ? UNWIND_FP_YES : UNWIND_FP_NO);
+		}
 		e->file = e->b;
 		e->file.elf = NULL, e->file.map = e->file.mem = NULL;
 		if (e->err == 0 && e->t.nfde > e->t.compiled) {

@@ -393,6 +393,8 @@ int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,
 
 	if (go)
 		t->fp_built = t->go = true;
+	else if (src->fp_known != UNWIND_FP_UNKNOWN)
+		t->fp_built = src->fp_known == UNWIND_FP_YES;
 	else if (cfi->eh)
 		classify_fp(t, cfi->eh, &eh);
 	else if (cfi->df)

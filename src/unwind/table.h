@@ -100,7 +100,12 @@ struct unwind_sources {
 	Elf *elf;		/* the binary: .eh_frame, .debug_frame, program headers */
 	Elf *debug;		/* separate debug file for .debug_frame, or NULL */
 	bool rows_if_fp;	/* unused: fp_built binaries are listed too, for their leaves */
+	/* the binary's frame-pointer verdict when already known (UNWIND_FP_*): not decided
+	 * again from its FDEs */
+	uint8_t fp_known;
 };
+
+enum { UNWIND_FP_UNKNOWN, UNWIND_FP_NO, UNWIND_FP_YES };
 
 /* The open CFI sections of a binary: needed only to compile FDEs not compiled yet. They
  * read the Elf handles of the sources they were opened from. */
@@ -110,7 +115,7 @@ struct unwind_cfi {
 };
 
 /* Lists the FDEs of the binary in src, decides fp_built from an even sample of them
- * (compiling about 256), compiles the rows of its Go functions (a Go binary), and opens
+ * (compiling about 256; src->fp_known skips that), compiles the rows of its Go functions (a Go binary), and opens
  * cfi for the FDEs to be compiled later (closed when none are left). Returns 0, or
  * a negative errno when src->elf is not a usable x86_64 ELF (then t is empty and cfi
  * closed). A binary without CFI gives 0 with has_cfi false and no FDEs. Release t with

@@ -103,7 +103,7 @@ static void check_equal(const struct mapping *m, bool debug)
 	assert_int_equal(unwind_elf_open(&b, &me, m), 0);
 	if (debug)
 		assert_int_equal(unwind_elf_open_debug(&d, &b, &me, m), 0);
-	struct unwind_sources src = { b.elf, debug ? d.elf : NULL, true };
+	struct unwind_sources src = { .elf = b.elf, .debug = debug ? d.elf : NULL };
 
 	assert_int_equal(unwind_table_init(&t, &src, &cfi), 0);
 	assert_int_equal(unwind_table_init(&t2, &src, &cfi2), 0);
@@ -243,7 +243,7 @@ static bool fresh_rule(const struct mapping *m, uint64_t va, struct unwind_rule 
 	const struct unwind_rule *r = NULL;
 
 	assert_int_equal(unwind_elf_open(&b, &me, m), 0);
-	struct unwind_sources src = { b.elf, NULL, true };
+	struct unwind_sources src = { .elf = b.elf };
 	assert_int_equal(unwind_table_init(&t, &src, &cfi), 0);
 	r = unwind_table_find(&t, va, &cfi, NULL);
 	if (r)
@@ -380,7 +380,7 @@ static void check_reread_entries(const char *path)
 	struct unwind_cfi fcfi;
 
 	assert_int_equal(unwind_elf_open(&b, &me, &m), 0);
-	struct unwind_sources src = { b.elf, NULL, true };
+	struct unwind_sources src = { .elf = b.elf };
 	assert_int_equal(unwind_table_init(&ft, &src, &fcfi), 0);
 	uint64_t eh_size = ft.secs[SRC_EH].size;
 
@@ -424,6 +424,57 @@ static void test_reread_entries(void **state)
 	check_reread_entries("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
 	if (access(llvm, R_OK) == 0)
 		check_reread_entries(llvm);
+}
+
+/* Gets m's table from c, evicting the others with a large library first when evict. */
+static const struct unwind_table *get_after(struct unwind_cache *c, const struct mapping *m,
+					    bool evict)
+{
+	if (evict) {
+		struct mapping big = map_of("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", false);
+		uint64_t ev = unwind_cache__evictions(c);
+
+		assert_non_null(unwind_cache__get(c, &me, &big));
+		assert_true(unwind_cache__evictions(c) > ev);
+	}
+	return unwind_cache__get(c, &me, m);
+}
+
+/* A binary whose table was evicted keeps its frame-pointer verdict when listed again (no
+ * FDE sampled for it), unless the file changed in place (same inode). */
+static void test_fp_verdict_kept(void **state)
+{
+	char victim[300], cmd[2048];
+	struct unwind_cache *c = unwind_cache__new(64 << 10, true);
+	const struct unwind_table *t;
+
+	/* 40 functions with frames (not leaves) outvote the C runtime's few without */
+	snprintf(victim, sizeof(victim), "%s/verdict", workdir);
+	snprintf(cmd, sizeof(cmd), "(echo '__attribute__((noinline)) int h(int x) { return x; }'; "
+		 "for i in $(seq 40); do echo \"__attribute__((noinline)) int f$i(int x) "
+		 "{ return h(x) * $i + 1; }\"; done; echo 'int main(void) { return f1(0); }') > "
+		 "%s.c && cc -O2 -fno-omit-frame-pointer -o %s %s.c", victim, victim, victim);
+	assert_int_equal(system(cmd), 0);
+	struct mapping fp = map_of(victim, false), nofp = map_of(exe_nofp, false);
+
+	t = get_after(c, &fp, false);
+	assert_true(t && t->fp_built && t->nfdes >= 8);
+	t = get_after(c, &nofp, false);
+	assert_true(t && !t->fp_built && t->nfdes >= 8);
+	uint64_t builds = unwind_cache__builds(c);
+
+	t = get_after(c, &fp, true);
+	assert_true(t && t->fp_built && t->nfdes == 0);
+	t = get_after(c, &nofp, true);
+	assert_true(t && !t->fp_built && t->nfdes == 0);
+	assert_int_equal(unwind_cache__builds(c) - builds, 4);	/* 2 listed again, 2 libstdc++ */
+
+	/* rewritten in place: decided again */
+	snprintf(cmd, sizeof(cmd), "sleep 0.01; cat %s > %s", exe_nofp, victim);
+	assert_int_equal(system(cmd), 0);
+	t = get_after(c, &fp, true);
+	assert_true(t && !t->fp_built && t->nfdes >= 8);
+	unwind_cache__free(c);
 }
 
 /* How the victim changes after first use. */
@@ -496,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_eh_frame_hdr_order),
 		cmocka_unit_test(test_reopen_past_cap),
 		cmocka_unit_test(test_reread_entries),
+		cmocka_unit_test(test_fp_verdict_kept),
 		cmocka_unit_test(test_close_before_evict),
 		cmocka_unit_test(test_changed_binary),
 	};
