@@ -445,7 +445,8 @@ static void ch_close(struct store *st)
 {
 	struct ch_store *s = (struct ch_store *)st;
 
-	ch__batch_free(s->open);	/* no put is running: it was never joined */
+	ch__batch_stop(s);	/* no put runs: what was joined is sent */
+	ch__batch_free(s->open);	/* an empty one (NULL: none) */
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->sent);
 	pthread_cond_destroy(&s->joined);
@@ -517,6 +518,7 @@ static int l_stats(struct store *st, struct store_stats *out, char *err, size_t 
 
 static const struct store_ops clickhouse_ops = {
 	.put = ch__put,
+	.put_async = ch__put_async,
 	.select = l_select,
 	.select_tree = l_select_tree,
 	.series = l_series,
@@ -543,6 +545,7 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 	pthread_cond_init(&s->sent, NULL);
 	pthread_cond_init(&s->joined, NULL);
 	s->batch_rows = CH_BATCH_ROWS;
+	s->batch_bytes = CH_BATCH_BYTES;
 	s->batch_wait_ms = CH_BATCH_WAIT_MS;
 	s->batch_linger_ms = CH_BATCH_LINGER_MS;
 	s->base.resolution = ch_level_step[0];
@@ -560,7 +563,7 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 		strbuf_addf(&name, "%s%s", i ? "," : "", s->loc.hosts[i]);
 	strbuf_addf(&name, "/%s", s->loc.database);
 	s->name = strbuf_detach(&name, NULL);
-	if (ch__http_open(s, err, errlen))
+	if (ch__http_open(s, err, errlen) || ch__batch_start(s, err, errlen))
 		goto fail;
 	/* ClickHouse down at start is not fatal: every call tries the schema again */
 	ret = ch__ensure(s, why, sizeof(why));

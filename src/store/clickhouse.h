@@ -83,6 +83,7 @@
  * hashing their rows, and CH_BATCH_LINGER_MS for any when the last batch had several
  * puts. A lone client's put (no put coming, batches of one) goes out at once. */
 #define CH_BATCH_ROWS (1u << 20)
+#define CH_BATCH_BYTES (256u << 20)
 #define CH_BATCH_WAIT_MS 20
 #define CH_BATCH_LINGER_MS 5
 

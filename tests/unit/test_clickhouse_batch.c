@@ -4,7 +4,7 @@
  * its batch was acknowledged, and a batch ClickHouse refuses fails every put of it and
  * leaves nothing in the caches (the same put sends its stacks again); the put that would
  * send a batch waits for the puts still hashing their rows, and a batch full of rows
- * takes no more puts; and the schema's
+ * takes no more puts, nor an asynchronous one (-EBUSY); and the schema's
  * column codecs follow the server's version. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -230,10 +230,26 @@ struct putter {
 	pthread_t t;
 };
 
-/* One put of two stacks: one of its own ("main;p<id>") and one common to all. */
-static void *put_one(void *arg)
+/* What an asynchronous put reported (guarded by fake.mu): done once, with ret. */
+struct acked {
+	int calls, ret;
+};
+
+static void on_acked(void *arg, int ret, const char *err)
 {
-	struct putter *p = arg;
+	struct acked *a = arg;
+
+	(void)err;
+	pthread_mutex_lock(&fake.mu);
+	a->calls++;
+	a->ret = ret;
+	pthread_mutex_unlock(&fake.mu);
+}
+
+/* One put of two stacks: one of its own ("main;p<id>") and one common to all; with
+ * acked, asynchronous (p->ret: whether the store took it). */
+static void put_of(struct putter *p, struct acked *acked)
+{
 	struct profile *prof = profile__new();
 	char own[32];
 	struct labels l;
@@ -247,9 +263,15 @@ static void *put_one(void *arg)
 	struct store_put put = { .profile_type = "process_cpu:samples:count::", .service = "app.cpu",
 				 .from = 1000000, .until = 1000010, .profile = prof, .series = &l,
 				 .nr_series = 1 };
-	p->ret = store__put(p->s, &put, p->err, sizeof(p->err));
+	p->ret = acked ? store__put_async(p->s, &put, on_acked, acked, p->err, sizeof(p->err))
+		       : store__put(p->s, &put, p->err, sizeof(p->err));
 	labels_release(&l);
 	profile__free(prof);
+}
+
+static void *put_one(void *arg)
+{
+	put_of(arg, NULL);
 	return NULL;
 }
 
@@ -433,6 +455,61 @@ static void test_full(void **state)
 	store__close(st);
 }
 
+static bool both_acked(void *arg)
+{
+	struct acked *a = arg;
+	return a[0].calls && a[1].calls;
+}
+
+/* Asynchronous puts hold no thread of the caller's: behind a held batch, one fills the
+ * next batch (batch_rows: one put's rows) and returns at once, the one after it is
+ * refused with -EBUSY and a message (the caller answers 503), and the two taken are
+ * reported done, once each, when ClickHouse acknowledged them. */
+static void test_async_full(void **state)
+{
+	struct putter p[3] = { 0 };
+	struct acked acked[3] = { 0 };
+	char loc[64], err[256];
+
+	(void)state;
+	if (fake.listener < 0)
+		fake_start();
+	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
+	struct store *st = store__open(loc, NULL, err, sizeof(err));
+	assert_non_null(st);
+	assert_true(store__async_puts(st));
+	struct ch_store *s = (struct ch_store *)st;
+	s->batch_rows = 2;
+	s->batch_wait_ms = 0;
+	pthread_mutex_lock(&fake.mu);
+	int before = fake.samples;
+	fake.hold = true;
+	pthread_mutex_unlock(&fake.mu);
+
+	for (int i = 0; i < 3; i++)
+		p[i] = (struct putter){ .s = st, .id = 40 + i };
+	put_of(&p[0], &acked[0]);
+	assert_int_equal(p[0].ret, 0);
+	assert_true(wait_for(is_held, NULL, &fake.mu));
+	put_of(&p[1], &acked[1]);
+	assert_int_equal(p[1].ret, 0);
+	put_of(&p[2], &acked[2]);
+	assert_int_equal(p[2].ret, -EBUSY);
+	assert_non_null(strstr(p[2].err, "already wait for ClickHouse"));
+	pthread_mutex_lock(&fake.mu);
+	assert_int_equal(acked[0].calls + acked[1].calls, 0);	/* nothing acknowledged yet */
+	pthread_mutex_unlock(&fake.mu);
+	release();
+	assert_true(wait_for(both_acked, acked, &fake.mu));
+	store__close(st);
+	assert_int_equal(acked[0].calls, 1);
+	assert_int_equal(acked[1].calls, 1);
+	assert_int_equal(acked[2].calls, 0);
+	assert_int_equal(acked[0].ret, 0);
+	assert_int_equal(acked[1].ret, 0);
+	assert_int_equal(fake.samples, before + 2);
+}
+
 /* The schema a database gets: column codecs from ClickHouse 20 on (18.16 has none, and
  * refuses the syntax), the same columns either way. KILN_DUMP_DDL=FILE writes the
  * statements for 26.9 there (to try them on a real server). */
@@ -481,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_async_full),
 		cmocka_unit_test(test_codecs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
