@@ -258,10 +258,12 @@ static void *sender(void *arg)
 		int ret = send_batch(s, b, b->err, sizeof(b->err));
 		pthread_mutex_lock(&s->mu);
 		if (!ret) {
+			pthread_rwlock_wrlock(&s->cache_lock);
 			adopt(s->frames, b->frames_new);
 			adopt(s->stacks, b->stacks_new);
 			adopt(s->types, b->types_new);
 			adopt_seen(s, b);
+			pthread_rwlock_unlock(&s->cache_lock);
 		} else if (b->puts > 1) {
 			log_warn("%s (%zu uploads of one batch)", b->err, b->puts);
 		}

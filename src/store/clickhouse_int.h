@@ -80,17 +80,29 @@ struct ch_batch {
 struct ch_store {
 	struct store base;
 	struct ch_location loc;
-	void *curl;		/* CURL * of every call but the batches' inserts */
+	/* idle CURL * handles of every call but the batches' inserts (one per call at a
+	 * time, so that calls in several threads each have their own; pool_lock) */
+	void **pool;
+	size_t nr_pool;
+	pthread_mutex_t pool_lock;
 	void *wcurl;		/* CURL * of the batch being sent (one at a time) */
 	size_t host;		/* the host requests go to first (atomic) */
 	char *name;		/* the location without the password, for messages */
-	bool ready;		/* the schema is there */
+	bool ready;		/* the schema is there (atomic; set under ensure_lock) */
+	pthread_mutex_t ensure_lock;	/* one ch__ensure at a time (taken last) */
 	char version[32];	/* ClickHouse's version() */
 
+	/* cache_lock guards the maps of the caches (readers and puts look up, the sender
+	 * and the reads that fetch what is missing insert): never held while waiting for
+	 * mu. Their values are never freed before close, so a pointer found stays valid
+	 * after the lock is let go (a default type that changed is kept in old_types). */
+	pthread_rwlock_t cache_lock;
 	struct hashmap *frames;	/* id (8 bytes) -> char * name */
 	struct hashmap *stacks;	/* id -> struct ch_stack * */
 	struct hashmap *seen;	/* series id -> struct ch_seen * */
 	struct hashmap *types;	/* service -> char * its default profile type */
+	char **old_types;
+	size_t nr_old_types;
 
 	/* mu guards everything above and the batches; reads, retention and stats hold it
 	 * for their whole call, a put only while it adds its rows to the open batch (and a
@@ -157,7 +169,7 @@ void ch__quote(struct strbuf *b, const char *s);
 /* Gzip-compresses len bytes into out (replacing its contents). */
 void ch__gzip(struct strbuf *out, const void *data, size_t len);
 
-/* Runs one request on host (SIZE_MAX: the current host, then the others in turn when it
+/* Runs one request (on a curl handle of its own: any thread, any lock held) on host (SIZE_MAX: the current host, then the others in turn when it
  * cannot be reached): sql as the query; with body, sql is an INSERT ... FORMAT RowBinary
  * and body its rows. The answer (decompressed) goes to out when out is not NULL. what
  * says what was being done, for messages. Returns 0; -EAGAIN when no host could be
@@ -165,16 +177,16 @@ void ch__gzip(struct strbuf *out, const void *data, size_t len);
  * message in err). */
 int ch__request(struct ch_store *s, size_t host, const char *sql, const struct strbuf *body,
 		struct strbuf *out, const char *what, char *err, size_t errlen);
-/* The same on the curl handle curl (a CURL *): what the batch's sender uses, without mu. */
+/* The same on the curl handle curl (a CURL *): what the batch's sender uses. */
 int ch__request_on(struct ch_store *s, void *curl, size_t host, const char *sql,
 		   const struct strbuf *body, struct strbuf *out, const char *what, char *err,
 		   size_t errlen);
-/* Opens and closes the curl handle of s. */
+/* Opens and closes the curl handles of s. */
 int ch__http_open(struct ch_store *s, char *err, size_t errlen);
 void ch__http_close(struct ch_store *s);
 
-/* Creates or upgrades the schema when it is not known to be there. Returns 0, or a
- * negative errno (-EAGAIN: ClickHouse unreachable). */
+/* Creates or upgrades the schema when it is not known to be there (any thread; with mu
+ * or without). Returns 0, or a negative errno (-EAGAIN: ClickHouse unreachable). */
 int ch__ensure(struct ch_store *s, char *err, size_t errlen);
 
 /* Reads the series of the services named (none: all services), grouped by id, into
@@ -184,7 +196,8 @@ int ch__load_series(struct ch_store *s, const char *const *services, size_t nr_s
 		    int64_t since, struct ch_series **out, size_t *n, char *err, size_t errlen);
 void ch__free_series(struct ch_series *v, size_t n);
 /* The default profile type of service: the type of its first stored series, NULL when
- * the service has none (after ch__load_series named it). */
+ * the service has none (after ch__load_series named it). Both take cache_lock (the
+ * caller does not hold it); the string stays valid until the store closes. */
 const char *ch__default_type(struct ch_store *s, const char *service);
 void ch__set_default_type(struct ch_store *s, const char *service, const char *type);
 
@@ -211,7 +224,8 @@ int ch__batch_start(struct ch_store *s, char *err, size_t errlen);
 void ch__batch_stop(struct ch_store *s);
 /* Frees a batch nobody waits for (at close). Accepts NULL. */
 void ch__batch_free(struct ch_batch *b);
-/* Whether frame / stack id is known to be stored, or will be with the batch b. */
+/* Whether frame / stack id is known to be stored, or will be with the batch b (cache_lock
+ * held for reading, and mu). */
 bool ch__frame_known(struct ch_store *s, const struct ch_batch *b, uint64_t id);
 bool ch__stack_known(struct ch_store *s, const struct ch_batch *b, uint64_t id);
 

@@ -373,8 +373,10 @@ static int join(struct ch_store *s, const struct store_put *put, bool wait, stru
 	/* everything below only appends to b: a put either joins it whole or not at all */
 	for (size_t i = 0; i < n; i++) {
 		const struct store_put *p = puts[i];
+		pthread_rwlock_rdlock(&s->cache_lock);
 		add_dictionary(s, b, p, &pr[i].u);
 		series_rows(s, b, p, pr[i].type, pr[i].ids);
+		pthread_rwlock_unlock(&s->cache_lock);
 		sample_rows(b, p, pr[i].type, pr[i].ids, pr[i].rows, (size_t)pr[i].nrows,
 			    (uint32_t)floor_to(p->from, ch_level_step[0]));
 		b->rows += (size_t)pr[i].nrows;

@@ -34,6 +34,7 @@ static struct {
 	int listener;
 	uint16_t port;
 	bool hold;		/* hold the next samples INSERT until released */
+	bool hold_read;		/* hold the next read of the series table likewise */
 	bool held;		/* one is held now */
 	bool refuse;		/* answer samples INSERTs with an error */
 	int samples, stacks;	/* INSERTs received */
@@ -42,7 +43,7 @@ static struct {
 	char schema;		/* the schema version it says the database has */
 	struct strbuf ddl;	/* every statement but INSERTs, one a line */
 } fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, 0, false, false, false,
-	   0, 0, 0, "18.16.1", CH_SCHEMA_VERSION, STRBUF_INIT };
+	   false, 0, 0, 0, "18.16.1", CH_SCHEMA_VERSION, STRBUF_INIT };
 
 static void inflate_body(const char *in, size_t len, struct strbuf *out)
 {
@@ -118,11 +119,15 @@ static void *serve_conn(void *arg)
 			strbuf_addf(&fake.ddl, "%s\n", sql.buf);
 		fake.stacks += stacks;
 		bool refuse = samples && fake.refuse;
-		if (samples) {
-			fake.samples++;
-			fake.last_rows = count_rows(&sql);
-			if (fake.hold) {
-				fake.hold = false;
+		bool read = !strstr(in.buf, "query=INSERT") && strstr(sql.buf, " FROM series");
+		if (samples || read) {
+			if (samples) {
+				fake.samples++;
+				fake.last_rows = count_rows(&sql);
+			}
+			if (samples ? fake.hold : read && fake.hold_read) {
+				fake.hold = fake.hold && !samples;
+				fake.hold_read = fake.hold_read && !read;
 				fake.held = true;
 				pthread_cond_broadcast(&fake.cond);
 				while (fake.held)
@@ -510,6 +515,62 @@ static void test_async_full(void **state)
 	assert_int_equal(fake.samples, before + 2);
 }
 
+struct reader {
+	struct store *s;
+	int ret;
+	pthread_t t;
+};
+
+static void *select_one(void *arg)
+{
+	struct reader *r = arg;
+	struct store_query q = { .service = "app.cpu" };
+	struct profile *p = profile__new();
+	char err[256];
+
+	r->ret = store__select(r->s, &q, 0, 2000000, p, err, sizeof(err));
+	profile__free(p);
+	return NULL;
+}
+
+/* Reads run beside each other (each on a curl handle of its own): while one waits for
+ * ClickHouse's answer, another read and a put go through. */
+static void test_concurrent_reads(void **state)
+{
+	struct reader held = { 0 };
+	struct putter put = { 0 };
+	char loc[64], err[256];
+	char **names;
+	size_t n;
+
+	(void)state;
+	if (fake.listener < 0)
+		fake_start();
+	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
+	struct store *st = store__open(loc, NULL, err, sizeof(err));
+	assert_non_null(st);
+	assert_true(store__concurrent_reads(st));
+	pthread_mutex_lock(&fake.mu);
+	fake.hold_read = true;
+	pthread_mutex_unlock(&fake.mu);
+	held = (struct reader){ .s = st };
+	pthread_create(&held.t, NULL, select_one, &held);
+	assert_true(wait_for(is_held, NULL, &fake.mu));
+	struct store_query q = { .service = "app.cpu" };
+	assert_int_equal(store__label_names(st, &q, 0, 2000000, &names, &n, err, sizeof(err)), 0);
+	store__free_strings(names, n);
+	put = (struct putter){ .s = st, .id = 50 };
+	put_one(&put);
+	assert_int_equal(put.ret, 0);
+	pthread_mutex_lock(&fake.mu);
+	assert_true(fake.held);	/* the first read still waits */
+	pthread_mutex_unlock(&fake.mu);
+	release();
+	pthread_join(held.t, NULL);
+	assert_int_equal(held.ret, 0);
+	store__close(st);
+}
+
 /* The schema a database gets: column codecs from ClickHouse 20 on (18.16 has none, and
  * refuses the syntax), the same columns either way. KILN_DUMP_DDL=FILE writes the
  * statements for 26.9 there (to try them on a real server). */
@@ -559,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_async_full),
+		cmocka_unit_test(test_concurrent_reads),
 		cmocka_unit_test(test_codecs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
