@@ -360,6 +360,19 @@ static void test_group_commit(void **state)
 	store__close(s);
 }
 
+/* A store on the fake server (started on first use), database kiln. */
+static struct store *open_fake(void)
+{
+	char loc[64], err[256];
+
+	if (fake.listener < 0)
+		fake_start();
+	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
+	struct store *st = store__open(loc, NULL, err, sizeof(err));
+	assert_non_null(st);
+	return st;
+}
+
 static bool coming_none(void *arg)
 {
 	return ((struct ch_store *)arg)->coming == 0;
@@ -376,14 +389,9 @@ static bool coming_one_joined_one(void *arg)
 static void test_fill(void **state)
 {
 	struct putter a = { 0 }, b = { 0 };
-	char loc[64], err[256];
 
 	(void)state;
-	if (fake.listener < 0)
-		fake_start();
-	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
-	struct store *st = store__open(loc, NULL, err, sizeof(err));
-	assert_non_null(st);
+	struct store *st = open_fake();
 	struct ch_store *s = (struct ch_store *)st;
 	s->batch_wait_ms = 600000;	/* a bound, not a measurement: only the puts end it */
 	pthread_mutex_lock(&fake.mu);
@@ -422,14 +430,9 @@ static void test_fill(void **state)
 static void test_full(void **state)
 {
 	struct putter first = { 0 }, second = { 0 }, third = { 0 };
-	char loc[64], err[256];
 
 	(void)state;
-	if (fake.listener < 0)
-		fake_start();
-	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
-	struct store *st = store__open(loc, NULL, err, sizeof(err));
-	assert_non_null(st);
+	struct store *st = open_fake();
 	struct ch_store *s = (struct ch_store *)st;
 	s->batch_rows = 2;	/* one put's rows */
 	s->batch_wait_ms = 600000;
@@ -474,14 +477,9 @@ static void test_async_full(void **state)
 {
 	struct putter p[3] = { 0 };
 	struct acked acked[3] = { 0 };
-	char loc[64], err[256];
 
 	(void)state;
-	if (fake.listener < 0)
-		fake_start();
-	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
-	struct store *st = store__open(loc, NULL, err, sizeof(err));
-	assert_non_null(st);
+	struct store *st = open_fake();
 	assert_true(store__async_puts(st));
 	struct ch_store *s = (struct ch_store *)st;
 	s->batch_rows = 2;
@@ -539,16 +537,12 @@ static void test_concurrent_reads(void **state)
 {
 	struct reader held = { 0 };
 	struct putter put = { 0 };
-	char loc[64], err[256];
+	char err[256];
 	char **names;
 	size_t n;
 
 	(void)state;
-	if (fake.listener < 0)
-		fake_start();
-	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
-	struct store *st = store__open(loc, NULL, err, sizeof(err));
-	assert_non_null(st);
+	struct store *st = open_fake();
 	assert_true(store__concurrent_reads(st));
 	pthread_mutex_lock(&fake.mu);
 	fake.hold_read = true;
