@@ -211,6 +211,10 @@ static void *upload_all(void *arg)
 		curl_easy_setopt(u->c, CURLOPT_POSTFIELDS, u->bodies[i]);
 		curl_easy_setopt(u->c, CURLOPT_WRITEFUNCTION, on_data);
 		curl_easy_setopt(u->c, CURLOPT_WRITEDATA, &bytes);
+		/* an agent's next upload is 60 s on, past the server's 15 s idle timeout: a new
+		 * connection each time, as the agent's */
+		curl_easy_setopt(u->c, CURLOPT_FRESH_CONNECT, 1L);
+		curl_easy_setopt(u->c, CURLOPT_FORBID_REUSE, 1L);
 		CURLcode rc = curl_easy_perform(u->c);
 		curl_easy_getinfo(u->c, CURLINFO_RESPONSE_CODE, &status);
 		if (rc != CURLE_OK || status != 200) {
@@ -319,7 +323,9 @@ int main(int argc, char **argv)
 	if (hosts && uploaders > 0) {
 		struct server_options io = { .listen = listen0, .data_dir = dir,
 					     .threads = env ? (unsigned)threads : 4,
-					     .client_connections = (unsigned)uploaders + 8 };
+					     /* one address for every uploader: a closed
+					      * connection counts until the server reaps it */
+					     .client_connections = 4 * (unsigned)uploaders + 64 };
 		if (!(isrv = server__start(&io, err, sizeof(err)))) {
 			fprintf(stderr, "bench: %s\n", err);
 			return 1;
