@@ -14,6 +14,9 @@
 # BENCH_THREADS=N puts each interval's uploads from N threads at once (as N HTTP workers
 # of one kiln server would; ClickHouse groups them into shared INSERTs); FLEET_INGEST_ONLY=1
 # stops each backend after its ingest figures (no merging, no queries).
+# BENCH_HTTP=N sends the uploads over HTTP to a kiln server in the bench's process (BENCH_THREADS
+# server threads, default 4) from N uploaders at once; FLEET_BIN=FILE runs that bench binary
+# (built from another commit, for a before/after) instead of this tree's.
 # FLEET_BACKENDS picks what runs (default "sqlite one cluster"). FLEET_REPLICATE=N then
 # copies the one-node store's sample rows N-1 times under other series ids inside
 # ClickHouse (INSERT ... SELECT, rollups included), a fleet N times the size without N
@@ -24,6 +27,7 @@ hosts=${1:-1000} hours=${2:-24} rows=${3:-300}
 make -s all
 cc -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Isrc $(make -s print-PKG_CFLAGS) -include src/util/banned.h \
 	-o build/bench-server bench/server.c build/libkiln.a $(make -s print-LDLIBS)
+bench=${FLEET_BIN:-build/bench-server}
 
 set +e
 . tests/lib.sh
@@ -65,7 +69,7 @@ backends=${FLEET_BACKENDS:-sqlite one cluster}
 if [[ " $backends " == *" sqlite "* ]]; then
 echo "== SQLite"
 mkdir -p "$T/sqlite"
-nice build/bench-server "$T/sqlite" "$hosts" "$hours" "$rows"
+"$bench" "$T/sqlite" "$hosts" "$hours" "$rows"
 fi
 
 if [[ " $backends " == *" one "* ]]; then
@@ -73,12 +77,12 @@ echo "== ClickHouse, one node"
 ch_start one
 c0=$(ch_cpu one)
 loc="clickhouse://127.0.0.1:$CH_HTTP_one/fleet"
-nice build/bench-server "$loc" "$hosts" "$hours" "$rows"
+"$bench" "$loc" "$hosts" "$hours" "$rows"
 echo "clickhouse server CPU: $(echo "$(ch_cpu one) - $c0" | bc) s (ingest and queries)"
 [ -n "${FLEET_INGEST_ONLY:-}" ] && ch_stop one
 if [ -z "${FLEET_INGEST_ONLY:-}" ]; then
 optimize fleet "" one
-nice build/bench-server "$loc" 0 "$hours" "$rows" | grep '^query'
+"$bench" "$loc" 0 "$hours" "$rows" | grep '^query'
 n=${FLEET_REPLICATE:-1}
 if [ "$n" -gt 1 ]; then
 	# copy k of every row: series id + k (no series row: the whole-fleet queries read every
@@ -89,7 +93,7 @@ if [ "$n" -gt 1 ]; then
 	done
 	for t in samples samples_1h samples_1d; do ch_query one "OPTIMIZE TABLE fleet.$t FINAL" > /dev/null; done
 	echo "replicated x$n: $(ch_query one "SELECT count() FROM fleet.samples") raw rows, $(ch_query one "SELECT count() FROM fleet.samples_1h") hour rows, $(ch_query one "SELECT count() FROM fleet.samples_1d") day rows"
-	nice build/bench-server "$loc" 0 "$hours" "$rows" | grep '^query' | sed "s/^query:/query x$n:/"
+	"$bench" "$loc" 0 "$hours" "$rows" | grep '^query' | sed "s/^query:/query x$n:/"
 fi
 ch_stop one
 fi
@@ -99,8 +103,8 @@ fi
 echo "== ClickHouse, two shards (Distributed tables), one kiln server"
 ch_cluster s1 s2 fleet
 c0=$(ch_cpu s1 s2)
-nice build/bench-server "$CH_CLUSTER_URL" "$hosts" "$hours" "$rows"
+"$bench" "$CH_CLUSTER_URL" "$hosts" "$hours" "$rows"
 echo "clickhouse servers' CPU: $(echo "$(ch_cpu s1 s2) - $c0" | bc) s (ingest and queries)"
 [ -n "${FLEET_INGEST_ONLY:-}" ] && exit 0
 optimize fleet _local s1 s2
-nice build/bench-server "$CH_CLUSTER_URL" 0 "$hours" "$rows" | grep '^query'
+"$bench" "$CH_CLUSTER_URL" 0 "$hours" "$rows" | grep '^query'

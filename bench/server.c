@@ -13,10 +13,17 @@
  *               unaligned to days, one hour, and one host for the day
  *   disk        bytes on disk (database + WAL) per stored stack sample (raw rows)
  *
+ * Ingest goes through the store interface, as the server's handlers call it; with
+ * BENCH_HTTP=N it goes through a kiln server in this process instead (BENCH_THREADS HTTP
+ * threads, default 4), N uploaders at once each POSTing gProfiler uploads (JSON with the
+ * .col text, the same stacks and series) on a connection of its own: what a fleet's
+ * agents do, so that the server's threads, not the bench's, bound what is in flight.
+ *
  * Usage: server [DIR [HOSTS [HOURS [ROWS]]]] (defaults: a temp dir, 100 hosts, 24 h,
  * HOSTS 0: only the queries, over a DIR a previous run filled;
  * 300 rows per upload: a host busy on a few cores at 11 Hz for 60 s). Prints one line per figure with the target beside it. */
 #include <curl/curl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +122,30 @@ static void make_upload(struct upload *u, const struct pool_stack *pool, int h, 
 				     .stack_series = u->stack_series };
 }
 
+/* The upload as gProfiler's agent sends it: JSON whose "profile" is the .col text, each
+ * stack under its process ("0;;proc-K;..."), for host h. */
+static char *upload_body(const struct upload *u, int h)
+{
+	struct strbuf col = STRBUF_INIT;
+	char host[32];
+
+	for (size_t i = 0; i < profile__nr_stacks(u->p); i++) {
+		struct profile_stack ps = profile__stack(u->p, i);
+		strbuf_addf(&col, "0;;proc-%u", u->stack_series[i]);
+		for (uint32_t k = 0; k < ps.depth; k++)
+			strbuf_addf(&col, ";%s", profile__name(u->p, ps.frames[k]));
+		strbuf_addf(&col, " %llu\n", (unsigned long long)ps.count);
+	}
+	snprintf(host, sizeof(host), "host-%03d", h);
+	json_t *j = json_pack("{s:s,s:I,s:I,s:s}", "profile", col.buf, "start_time",
+			      (json_int_t)u->put.from, "end_time", (json_int_t)u->put.until,
+			      "hostname", host);
+	char *body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	strbuf_release(&col);
+	return body;
+}
+
 static void free_upload(struct upload *u)
 {
 	for (int k = 0; k < PROCESSES; k++)
@@ -151,6 +182,50 @@ static size_t on_data(char *d, size_t size, size_t n, void *arg)
 {
 	*(size_t *)arg += size * n;
 	return size * n;
+}
+
+/* The uploads of one interval over HTTP, taken in turn by every uploader. */
+struct uploader {
+	uint16_t port;
+	char **bodies;
+	size_t n, *next;
+	int *failed;
+	CURL *c;		/* its own connection, kept across intervals */
+	pthread_t t;
+};
+
+static void *upload_all(void *arg)
+{
+	struct uploader *u = arg;
+	char url[96];
+	size_t i, bytes;
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+
+	h = curl_slist_append(h, "GPROFILER-SERVICE-NAME: fleet");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v2/profiles", u->port);
+	while ((i = __atomic_fetch_add(u->next, 1, __ATOMIC_RELAXED)) < u->n) {
+		long status = 0;
+		bytes = 0;
+		curl_easy_setopt(u->c, CURLOPT_URL, url);
+		curl_easy_setopt(u->c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(u->c, CURLOPT_POSTFIELDS, u->bodies[i]);
+		curl_easy_setopt(u->c, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(u->c, CURLOPT_WRITEDATA, &bytes);
+		/* an agent's next upload is 60 s on, past the server's 15 s idle timeout: a new
+		 * connection each time, as the agent's */
+		curl_easy_setopt(u->c, CURLOPT_FRESH_CONNECT, 1L);
+		curl_easy_setopt(u->c, CURLOPT_FORBID_REUSE, 1L);
+		CURLcode rc = curl_easy_perform(u->c);
+		curl_easy_getinfo(u->c, CURLINFO_RESPONSE_CODE, &status);
+		if (rc != CURLE_OK || status != 200) {
+			fprintf(stderr, "bench: upload %zu: %s, HTTP %ld\n", i, curl_easy_strerror(rc),
+				status);
+			__atomic_store_n(u->failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	curl_slist_free_all(h);
+	return NULL;
 }
 
 /* GET path, or POST body as JSON when body is not NULL; the wall time it took. */
@@ -215,16 +290,18 @@ int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/kiln-bench-server.XXXXXX", err[256];
 	const char *dir = argc > 1 ? argv[1] : mkdtemp(tmpl);
-	int hosts = argc > 2 ? atoi(argv[2]) : 100, hours = argc > 3 ? atoi(argv[3]) : 24;
+	int hosts = argc > 2 ? atoi(argv[2]) : 100;
+	double hours = argc > 3 ? atof(argv[3]) : 24;	/* 0.25: a quarter of an hour */
+	int64_t span = (int64_t)(hours * 3600);
 	int rows = argc > 4 ? atoi(argv[4]) : 300;
 	int64_t day = (time(NULL) / 86400 - 2) * 86400;	/* a whole UTC day, two days ago */
 	char **names = malloc(3000 * sizeof(*names));
 	struct store_options so = { 0 };
-	struct store *s;
+	struct store *s = NULL;
 	struct store_stats st;
 	uint64_t total_rows = 0;
 
-	if (!dir || hosts < 0 || hours <= 0 || rows <= 0 || rows > POOL) {
+	if (!dir || hosts < 0 || span < INTERVAL || rows <= 0 || rows > POOL) {
 		fprintf(stderr, "usage: server [DIR [HOSTS [HOURS [ROWS]]]]\n");
 		return 2;
 	}
@@ -235,8 +312,28 @@ int main(int argc, char **argv)
 		names[i] = strbuf_detach(&sb, NULL);
 	}
 	struct pool_stack *pool = make_pool(names, 3000);
-	s = store__open(dir, &so, err, sizeof(err));
-	if (!s) {
+	const char *env = getenv("BENCH_THREADS"), *http_env = getenv("BENCH_HTTP");
+	int threads = env && atoi(env) > 0 ? atoi(env) : 1;
+	int uploaders = http_env ? atoi(http_env) : 0;
+	struct server *isrv = NULL;
+	struct uploader *ul = NULL;
+	char listen0[] = "127.0.0.1:0";
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (hosts && uploaders > 0) {
+		struct server_options io = { .listen = listen0, .data_dir = dir,
+					     .threads = env ? (unsigned)threads : 4,
+					     /* one address for every uploader: a closed
+					      * connection counts until the server reaps it */
+					     .client_connections = 4 * (unsigned)uploaders + 64 };
+		if (!(isrv = server__start(&io, err, sizeof(err)))) {
+			fprintf(stderr, "bench: %s\n", err);
+			return 1;
+		}
+		ul = calloc((size_t)uploaders, sizeof(*ul));
+		for (int i = 0; i < uploaders; i++)
+			ul[i].c = curl_easy_init();
+	} else if (!(s = store__open(dir, &so, err, sizeof(err)))) {
 		fprintf(stderr, "bench: %s\n", err);
 		return 1;
 	}
@@ -249,32 +346,59 @@ int main(int argc, char **argv)
 	}
 	/* Ingest: one put per host per interval, as the server does per upload; with
 	 * BENCH_THREADS=N, N threads put an interval's uploads at once (as N HTTP workers do),
-	 * the profiles generated before (outside the timed part). */
+	 * the profiles generated before (outside the timed part); with BENCH_HTTP, the
+	 * uploaders send them to the server. */
 	double cpu = 0, wall = 0, gen = 0;
-	const char *env = getenv("BENCH_THREADS");
-	int threads = env && atoi(env) > 0 ? atoi(env) : 1;
 	struct upload *up = calloc(hosts ? (size_t)hosts : 1, sizeof(*up));
-	for (int64_t t = day; t < day + hours * 3600; t += INTERVAL) {
+	char **bodies = calloc(hosts ? (size_t)hosts : 1, sizeof(*bodies));
+	for (int64_t t = day; t < day + span; t += INTERVAL) {
 		double g0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
-		for (int h = 0; h < hosts; h++)
+		for (int h = 0; h < hosts; h++) {
 			make_upload(&up[h], pool, h, t, rows);
+			if (isrv)
+				bodies[h] = upload_body(&up[h], h);
+		}
 		struct putter ctx = { .s = s, .up = up, .n = (size_t)hosts };
+		size_t next = 0;
+		int failed = 0;
 		pthread_t *tid = calloc((size_t)threads, sizeof(*tid));
 		double c0 = now_s(CLOCK_PROCESS_CPUTIME_ID), w0 = now_s(CLOCK_MONOTONIC);
 		gen += c0 - g0;
-		for (int i = 1; i < threads; i++)
-			pthread_create(&tid[i], NULL, put_all, &ctx);
-		put_all(&ctx);
-		for (int i = 1; i < threads; i++)
-			pthread_join(tid[i], NULL);
+		if (isrv) {
+			for (int i = 0; i < uploaders; i++) {
+				ul[i] = (struct uploader){ server__port(isrv), bodies, (size_t)hosts,
+							   &next, &failed, ul[i].c, 0 };
+				pthread_create(&ul[i].t, NULL, upload_all, &ul[i]);
+			}
+			for (int i = 0; i < uploaders; i++)
+				pthread_join(ul[i].t, NULL);
+		} else {
+			for (int i = 1; i < threads; i++)
+				pthread_create(&tid[i], NULL, put_all, &ctx);
+			put_all(&ctx);
+			for (int i = 1; i < threads; i++)
+				pthread_join(tid[i], NULL);
+		}
 		free(tid);
 		cpu += now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 		wall += now_s(CLOCK_MONOTONIC) - w0;
-		if (ctx.failed)
+		if (ctx.failed || failed)
 			return 1;
 		for (int h = 0; h < hosts; h++) {
 			total_rows += profile__nr_stacks(up[h].p);
 			free_upload(&up[h]);
+			free(bodies[h]);
+		}
+	}
+	free(bodies);
+	if (isrv) {
+		for (int i = 0; i < uploaders; i++)
+			curl_easy_cleanup(ul[i].c);
+		free(ul);
+		server__stop(isrv);
+		if (!(s = store__open(dir, &so, err, sizeof(err)))) {
+			fprintf(stderr, "bench: %s\n", err);
+			return 1;
 		}
 	}
 	free(up);
@@ -290,14 +414,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	store__close(s);
-	printf("data: %d hosts x %d h, upload every %d s, %d stacks per upload: %llu stack rows, "
+	printf("data: %d hosts x %g h, upload every %d s, %d stacks per upload: %llu stack rows, "
 	       "%llu samples, %llu distinct stack nodes\n", hosts, hours, INTERVAL, rows,
 	       (unsigned long long)total_rows, (unsigned long long)st.samples,
 	       (unsigned long long)st.stacks);
-	printf("ingest: %.0f stack rows/s per core (%.1f s CPU in store__put), %.0f rows/s wall "
-	       "(%.1f s, %d putting thread%s; generating the profiles took %.1f s more)   "
-	       "target >= 100000 rows/s/core\n", total_rows / cpu, cpu, total_rows / wall, wall,
-	       threads, threads > 1 ? "s" : "", gen);
+	if (uploaders > 0)
+		printf("ingest: %.0f stack rows/s per core (%.1f s CPU of the server and its "
+		       "clients), %.0f rows/s wall (%.1f s, %d HTTP uploaders, %d server threads; "
+		       "generating the uploads took %.1f s more)   target >= 100000 rows/s/core\n",
+		       total_rows / cpu, cpu, total_rows / wall, wall, uploaders,
+		       env ? threads : 4, gen);
+	else
+		printf("ingest: %.0f stack rows/s per core (%.1f s CPU in store__put), %.0f rows/s "
+		       "wall (%.1f s, %d putting thread%s; generating the profiles took %.1f s "
+		       "more)   target >= 100000 rows/s/core\n", total_rows / cpu, cpu,
+		       total_rows / wall, wall, threads, threads > 1 ? "s" : "", gen);
 	printf("maintenance: %.1f s to roll up the last hour and the day\n", maint);
 	printf("disk: %.2f bytes per stored stack sample (%llu bytes, %llu raw rows incl. hour "
 	       "and day rollups)   target < 20\n", (double)st.bytes / (double)st.rows,
@@ -313,12 +444,11 @@ queries:
 		fprintf(stderr, "bench: %s\n", err);
 		return 1;
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	struct { const char *what; int64_t from, until; const char *filter, *selector; } q[] = {
-		{ "whole day, all hosts", day, day + hours * 3600, "", "" },
+		{ "whole day, all hosts", day, day + span, "", "" },
 		{ "24 h unaligned, all hosts", day + 1800, day + 1800 + 86400, "", "" },
 		{ "one hour, all hosts", day + 7200, day + 10800, "", "" },
-		{ "whole day, one host", day, day + hours * 3600, "%7Bhost%3D%22host-007%22%7D",
+		{ "whole day, one host", day, day + span, "%7Bhost%3D%22host-007%22%7D",
 		  ",host=\\\"host-007\\\"" },
 	};
 	/* the server's CPU is in this process: the legacy render caches its flamegraphs by

@@ -12,6 +12,8 @@
 #   ch_query NAME SQL                 runs SQL over NAME's HTTP port, prints the answer
 #   ch_stop NAME / ch_restart NAME    stops (SIGKILL with KILL=1) / starts it again
 #   ch_free_port                      prints a free loopback TCP port
+#   ch_pause NAME / ch_resume NAME    stops / continues server NAME's process (SIGSTOP):
+#                                     it holds every request until resumed
 
 # ch_need: skips the test when ClickHouse is not installed.
 ch_need() {
@@ -138,6 +140,14 @@ ch_restart() {
 	ch_launch "$1"
 }
 
+ch_pause() {
+	kill -STOP "$(cat "$T/ch-$1/pid")"
+}
+
+ch_resume() {
+	kill -CONT "$(cat "$T/ch-$1/pid")"
+}
+
 # ch_kiln NAME ARGS...: starts `kiln serve ARGS` on a free loopback port; sets KURL_<NAME>
 # (ending in /) and KPID_<NAME>, output in $T/kiln-NAME.{out,err}.
 ch_kiln() {
@@ -171,6 +181,42 @@ ch_cluster() {
 	ch_start "$1" "$pa" "$pb"
 	ch_start "$2" "$pa" "$pb"
 	CH_CLUSTER_URL="clickhouse://127.0.0.1:$(cat "$T/ch-$1/http_port"),127.0.0.1:$(cat "$T/ch-$2/http_port")/${3:-kiln}?cluster=kiln"
+}
+
+# ch_burst URL SERVICE N FROM UNTIL: N agents upload at once, agent i the folded stacks
+# "main;b<i> <i>" and "main;shared 1" in its own series (host=b<i>), each its status and
+# answer in $T/burst/<i>.{code,body}; returns when every upload has an answer.
+ch_burst() {
+	local url=$1 service=$2 n=$3 from=$4 until=$5 i pids=()
+	mkdir -p "$T/burst"
+	for i in $(seq "$n"); do
+		printf 'main;b%d %d\nmain;shared 1\n' "$i" "$i" |
+			curl -s -m 120 -o "$T/burst/$i.body" -w '%{http_code}' -X POST --data-binary @- \
+			"${url}ingest?name=$service%7Bhost%3D%22b$i%22%7D&from=$from&until=$until&spyName=ebpfspy&sampleRate=99" \
+			> "$T/burst/$i.code" &
+		pids+=($!)
+		reap $!
+	done
+	for i in "${pids[@]}"; do
+		wait "$i"
+	done
+}
+
+# ch_burst_stored URL SERVICE I...: fails unless the render of SERVICE holds, for each
+# agent I of ch_burst, its own stack once with its count, and the common stack once per
+# agent named (nothing of any other agent).
+ch_burst_stored() {
+	local url=$1 service=$2 i n
+	shift 2
+	curl -sf "${url}pyroscope/render?query=$service&from=now-1h&until=now&format=collapsed" > "$T/burst.col" ||
+		fail "render failed"
+	for i in "$@"; do
+		grep -qx "main;b$i $i" "$T/burst.col" || fail "upload $i: $(grep "^main;b$i " "$T/burst.col" | tr '\n' ' ')(want 'main;b$i $i' once)"
+	done
+	n=$(grep -c '^main;b' "$T/burst.col")
+	[ "$n" = $# ] || fail "$n uploads' stacks stored, want $#"
+	grep -qx "main;shared $#" "$T/burst.col" ||
+		fail "the common stack has '$(grep '^main;shared ' "$T/burst.col")' (want $#: one per upload)"
 }
 
 # ch_upload_pyroscope URL NAME FROM UNTIL < FOLDED: a Pyroscope /ingest of folded stacks.

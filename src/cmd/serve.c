@@ -49,6 +49,8 @@ static void usage(FILE *f)
 		"                          raise it behind a proxy that funnels many clients)\n"
 		"  --query-timeout S       a query's store read stops after S seconds: 503\n"
 		"                          (default %d)\n"
+		"  --max-waiting-uploads N uploads that may wait at once for a ClickHouse store to\n"
+		"                          acknowledge them (no thread held): 503 beyond (default %u)\n"
 		"  Pyroscope's ingest limits (/ingest, the Connect push, OTLP; 0: no limit):\n"
 		"  --max-profile-size N    bytes of a pushed profile, uncompressed: 413 beyond\n"
 		"                          (default %u)\n"
@@ -61,7 +63,8 @@ static void usage(FILE *f)
 		"                          (default: none; a day ahead is always refused)\n"
 		"  -v, --verbose / -q, --quiet\n",
 		SERVER_DEFAULT_LISTEN, GRPC_DEFAULT_PORT, SERVER_DEFAULT_MAX_BODY, SERVER_DEFAULT_CLIENT_CONNECTIONS,
-		SERVER_DEFAULT_QUERY_TIMEOUT_MS / 1000, INGEST_DEFAULT_MAX_PROFILE_BYTES,
+		SERVER_DEFAULT_QUERY_TIMEOUT_MS / 1000, SERVER_DEFAULT_WAITING_UPLOADS,
+		INGEST_DEFAULT_MAX_PROFILE_BYTES,
 		INGEST_DEFAULT_MAX_SAMPLES, INGEST_DEFAULT_MAX_DEPTH);
 }
 
@@ -167,6 +170,7 @@ int cmd_serve(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'j' },
 		{ "client-connections", required_argument, NULL, 'N' },
 		{ "query-timeout", required_argument, NULL, 'Q' },
+		{ "max-waiting-uploads", required_argument, NULL, 'W' },
 		{ "max-profile-size", required_argument, NULL, 'P' },
 		{ "max-profile-samples", required_argument, NULL, 'S' },
 		{ "max-stack-depth", required_argument, NULL, 'D' },
@@ -234,6 +238,11 @@ int cmd_serve(int argc, char **argv)
 			if (!parse_num(optarg, 86400, &v) || !v)
 				goto bad;
 			opts.query_timeout_ms = (int)v * 1000;
+			break;
+		case 'W':
+			if (!parse_num(optarg, 1000000, &v) || !v)
+				goto bad;
+			opts.max_waiting_uploads = (unsigned)v;
 			break;
 		case 'P':
 		case 'S':

@@ -38,6 +38,22 @@ struct server {
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cond;
 	bool stopping, retention_started;
+	pthread_mutex_t waiting_lock;
+	pthread_cond_t waiting_cond;	/* waiting fell to 0 */
+	unsigned waiting;		/* puts waiting for the store (server/ingest_wait.c) */
+};
+
+/* The asynchronous puts of one upload (server/ingest_wait.c): the handler returns with its
+ * answer while they are on their way, and the connection is suspended until every one
+ * of them is done; a failure then replaces the answer. */
+struct put_acks {
+	pthread_mutex_t lock;
+	struct server *srv;
+	struct MHD_Connection *conn;
+	unsigned pending;	/* puts not done yet */
+	bool suspended;		/* conn waits for them */
+	int ret;		/* the first failure's errno, 0: none */
+	char err[256];
 };
 
 /* Around a store read: takes srv->lock when the store's reads must not run beside its
@@ -53,6 +69,8 @@ struct request {
 	size_t nr_hdrs;
 	const char *method, *url;
 	const char *tenant;		/* whose services it sees, NULL: the default tenant */
+	struct put_acks *acks;		/* its puts are acknowledged later (see struct
+					 * put_acks), NULL: stored before the handler returns */
 	struct strbuf body;		/* as received (the handler may decode it) */
 	bool too_large;
 };
@@ -160,6 +178,23 @@ int ingest__check_time(struct response *resp, const char *field, int64_t t, int6
  * the limits above: 400/422 as above), stores it under the server's lock; on failure
  * sets a 422/507/500 error and returns a negative errno. */
 int ingest__store(struct request *r, struct response *resp, const struct store_put *put);
+/* The HTTP status of a failed put's errno (422, 503, 507 or 500). */
+unsigned ingest__put_status(int ret);
+/* Asynchronous puts (server/ingest_wait.c). ingest__acks_init readies a's lock for conn's
+ * request; ingest__put_async starts put for r (r->acks set): returns 0 when the store
+ * took it (the answer waits for it), else a negative errno with err set (-EBUSY: the
+ * server's --max-waiting-uploads, or the store's own bound, is reached: 503). */
+void ingest__acks_init(struct put_acks *a, struct server *srv, struct MHD_Connection *conn);
+void ingest__acks_release(struct put_acks *a);
+int ingest__put_async(struct request *r, const struct store_put *put, char *err, size_t errlen);
+/* After the handler answered resp: returns true when puts are still on their way (a's
+ * connection is then suspended, and resumed when the last is done), false when all are
+ * done; then and after the resume, ingest__acks_answer turns resp into the first
+ * failure's error when there was one (and resp was no error already). */
+bool ingest__acks_suspend(struct put_acks *a);
+void ingest__acks_answer(struct put_acks *a, struct response *resp);
+/* Waits until no put of srv waits for the store (at stop: no connection stays suspended). */
+void ingest__acks_drain(struct server *srv);
 /* Pyroscope's ingest limits (server/ingest_limits.c), as server_options sets them. */
 /* The limits in force (the defaults for 0; SIZE_MAX: none). */
 size_t ingest__max_profile_bytes(const struct server *srv);

@@ -100,22 +100,33 @@ int ingest__store(struct request *r, struct response *resp, const struct store_p
 	ingest__span_put(&own, &spans);
 	if (spans.service)
 		own.also = &spans.put;	/* one write: both or neither */
-	/* a backend that batches concurrent puts (ClickHouse) takes them unserialized */
+	/* a backend that batches concurrent puts (ClickHouse) takes them unserialized, and
+	 * one that acknowledges them later does not hold this thread meanwhile */
 	bool serial = !store__concurrent_puts(r->srv->store);
-	if (serial)
-		pthread_mutex_lock(&r->srv->lock);
-	ret = store__put(r->srv->store, &own, err, sizeof(err));
-	if (serial)
-		pthread_mutex_unlock(&r->srv->lock);
+	if (r->acks) {
+		ret = ingest__put_async(r, &own, err, sizeof(err));
+	} else {
+		if (serial)
+			pthread_mutex_lock(&r->srv->lock);
+		ret = store__put(r->srv->store, &own, err, sizeof(err));
+		if (serial)
+			pthread_mutex_unlock(&r->srv->lock);
+	}
 	ingest__span_put_release(&spans);
 	free(name);
 	if (ret) {
 		log_error("%s", err);
-		/* -EAGAIN: the store's backend is down for now (the agent's spool retries) */
-		resp__error(resp, ret == -EINVAL ? 422 : ret == -ENOSPC ? 507 :
-			    ret == -EAGAIN ? 503 : 500, "%s", err);
+		resp__error(resp, ingest__put_status(ret), "%s", err);
 	}
 	return ret;
+}
+
+unsigned ingest__put_status(int ret)
+{
+	/* -EAGAIN: the store's backend is down for now, -EBUSY: full (the agent's spool
+	 * retries both) */
+	return ret == -EINVAL ? 422 : ret == -ENOSPC ? 507 : ret == -EAGAIN || ret == -EBUSY ? 503
+											       : 500;
 }
 
 /* The sampling frequency from a .col header: kiln's "frequency", gProfiler's

@@ -279,8 +279,10 @@ static enum MHD_Result send_unauthorized(struct MHD_Connection *conn)
 struct conn_state {
 	struct request req;
 	const struct route *route;
-	struct response resp;	/* of a read route run by srv->offload */
+	struct response resp;	/* of a read route run by srv->offload, or of an upload
+				 * whose puts are on their way */
 	bool offloaded, answered;
+	struct put_acks acks;	/* an upload's asynchronous puts (req.acks) */
 };
 
 /* A read route's handler, on an offload thread while its connection is suspended. */
@@ -351,7 +353,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	struct response resp = { .status = 500 };
 	enum MHD_Result ret;
-	if (cs->answered) {	/* resumed: the offloaded handler's answer */
+	if (cs->answered || (cs->req.acks && cs->acks.suspended)) {
+		/* resumed: the offloaded handler's answer, or the upload's once stored */
 		resp = cs->resp;
 		cs->resp.body = (struct strbuf)STRBUF_INIT;
 	} else if (cs->route->auth == AUTH_READ && srv->offload && !cs->offloaded) {
@@ -365,8 +368,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	} else {
 		strbuf_init(&resp.body, 0);
+		if (cs->route->auth == AUTH_WRITE && store__async_puts(srv->store)) {
+			ingest__acks_init(&cs->acks, srv, conn);
+			cs->req.acks = &cs->acks;
+		}
 		cs->route->fn(&cs->req, &resp);
+		if (cs->req.acks && ingest__acks_suspend(&cs->acks)) {
+			cs->resp = resp;	/* answered once the store acknowledged */
+			return MHD_YES;
+		}
 	}
+	if (cs->req.acks)
+		ingest__acks_answer(&cs->acks, &resp);
 	if (resp.status >= 400)
 		log_debug("%s %s: %u %s", method, url, resp.status, resp.body.buf);
 	ret = send_response(conn, &resp);
@@ -383,6 +396,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	strbuf_release(&cs->req.body);
 	strbuf_release(&cs->resp.body);
+	if (cs->req.acks)
+		ingest__acks_release(&cs->acks);
 	free(cs);
 	*con_cls = NULL;
 }
@@ -493,6 +508,8 @@ struct server *server__start(const struct server_options *opts, char *err, size_
 		srv->opts.client_connections = SERVER_DEFAULT_CLIENT_CONNECTIONS;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_mutex_init(&srv->stop_lock, NULL);
+	pthread_mutex_init(&srv->waiting_lock, NULL);
+	pthread_cond_init(&srv->waiting_cond, NULL);
 	srv->cache = render_cache__new(RENDER_CACHE_ENTRIES, RENDER_CACHE_BYTES);
 	pthread_cond_init(&srv->stop_cond, NULL);
 	if (auth__init(srv, opts, err, errlen) ||
@@ -559,6 +576,7 @@ void server__stop(struct server *srv)
 		return;
 	grpc__stop(srv->grpc);		/* its calls store: before the store closes */
 	offload__stop(srv->offload);	/* answers what is queued: no connection stays suspended */
+	ingest__acks_drain(srv);	/* nor one whose upload the store has yet to acknowledge */
 	if (srv->mhd)
 		MHD_stop_daemon(srv->mhd);
 	if (srv->retention_started) {
@@ -578,5 +596,7 @@ void server__stop(struct server *srv)
 	pthread_mutex_destroy(&srv->lock);
 	pthread_mutex_destroy(&srv->stop_lock);
 	pthread_cond_destroy(&srv->stop_cond);
+	pthread_mutex_destroy(&srv->waiting_lock);
+	pthread_cond_destroy(&srv->waiting_cond);
 	free(srv);
 }

@@ -41,6 +41,10 @@ struct server_options {
 	unsigned threads;		/* HTTP worker threads */
 	int query_timeout_ms;		/* a store read stops after this long (503); 0: default */
 	unsigned client_connections;	/* connections per client address; 0: default */
+	/* Uploads whose connection waits for a store that acknowledges puts later
+	 * (store__async_puts: ClickHouse) without holding a thread; one more: 503.
+	 * 0: SERVER_DEFAULT_WAITING_UPLOADS. */
+	unsigned max_waiting_uploads;
 	/* Pyroscope's ingest limits (server/ingest_limits.c). 0 takes the default, SIZE_MAX
 	 * none; the window's bounds are seconds, 0: none. */
 	size_t max_profile_bytes;	/* a pushed profile, uncompressed (413 beyond) */
@@ -57,6 +61,9 @@ struct server_options {
 /* Connections one client address may hold: idle ones from one host cannot lock out the
  * others. A connection silent for 15 s is closed. */
 #define SERVER_DEFAULT_CLIENT_CONNECTIONS 64u
+/* Uploads that may wait at once for their store's acknowledgement (each a suspended
+ * connection and the rows it put: the store bounds those too). */
+#define SERVER_DEFAULT_WAITING_UPLOADS 4096u
 /* A query reads the store at most this long: 503 beyond. */
 #define SERVER_DEFAULT_QUERY_TIMEOUT_MS 10000
 /* Pyroscope's defaults for a pushed profile: 4 MiB uncompressed, 16,000 samples. */

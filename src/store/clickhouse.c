@@ -219,13 +219,15 @@ int ch__ensure(struct ch_store *s, char *err, size_t errlen)
 {
 	int ret = 0;
 
-	if (s->ready)
+	if (__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
 		return 0;
+	pthread_mutex_lock(&s->ensure_lock);
 	/* one node: its one host; a cluster: every shard gets its local tables */
-	for (size_t h = 0; !ret && h < s->loc.nr_hosts; h++)
+	for (size_t h = 0; !ret && !s->ready && h < s->loc.nr_hosts; h++)
 		ret = ensure_host(s, h, err, errlen);
 	if (!ret)
-		s->ready = true;
+		__atomic_store_n(&s->ready, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->ensure_lock);
 	return ret;
 }
 
@@ -241,18 +243,28 @@ void ch__free_series(struct ch_series *v, size_t n)
 
 const char *ch__default_type(struct ch_store *s, const char *service)
 {
+	pthread_rwlock_rdlock(&s->cache_lock);
 	void **slot = hashmap__find(s->types, service, strlen(service));
-	return slot ? *slot : NULL;
+	const char *type = slot ? *slot : NULL;
+	pthread_rwlock_unlock(&s->cache_lock);
+	return type;
 }
 
 void ch__set_default_type(struct ch_store *s, const char *service, const char *type)
 {
 	bool created;
-	void **slot = hashmap__insert(s->types, service, strlen(service), &created);
 
-	if (!created)
-		free(*slot);
-	*slot = xstrdup(type);
+	pthread_rwlock_wrlock(&s->cache_lock);
+	void **slot = hashmap__insert(s->types, service, strlen(service), &created);
+	if (created || strcmp(*slot, type)) {
+		if (!created) {	/* a reader may hold it: kept until close */
+			s->old_types = xrealloc(s->old_types,
+						(s->nr_old_types + 1) * sizeof(*s->old_types));
+			s->old_types[s->nr_old_types++] = *slot;
+		}
+		*slot = xstrdup(type);
+	}
+	pthread_rwlock_unlock(&s->cache_lock);
 }
 
 int ch__load_series(struct ch_store *s, const char *const *services, size_t nr_services,
@@ -391,8 +403,11 @@ static int ch_retain(struct store *st, int64_t before, char *err, size_t errlen)
 	}
 	if (ret)
 		return ret;
-	if (raw)	/* series rows that went may be written again: forget them */
+	if (raw) {	/* series rows that went may be written again: forget them */
+		pthread_rwlock_wrlock(&s->cache_lock);
 		hashmap__clear(s->seen);
+		pthread_rwlock_unlock(&s->cache_lock);
+	}
 	return raw > INT32_MAX ? INT32_MAX : (int)raw;
 }
 
@@ -445,7 +460,8 @@ static void ch_close(struct store *st)
 {
 	struct ch_store *s = (struct ch_store *)st;
 
-	ch__batch_free(s->open);	/* no put is running: it was never joined */
+	ch__batch_stop(s);	/* no put runs: what was joined is sent */
+	ch__batch_free(s->open);	/* an empty one (NULL: none) */
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->sent);
 	pthread_cond_destroy(&s->joined);
@@ -454,12 +470,19 @@ static void ch_close(struct store *st)
 	free_values(s->stacks);
 	free_values(s->seen);
 	free_values(s->types);
+	for (size_t i = 0; i < s->nr_old_types; i++)
+		free(s->old_types[i]);
+	free(s->old_types);
+	pthread_rwlock_destroy(&s->cache_lock);
+	pthread_mutex_destroy(&s->ensure_lock);
+	pthread_mutex_destroy(&s->pool_lock);
 	ch_location_release(&s->loc);
 	free(s->name);
 	free(s);
 }
 
-/* Every call but put holds the store's lock throughout (put locks for itself). */
+/* Retention and stats hold the store's lock throughout (put locks for itself, and the
+ * reads lock only the caches they look into). */
 #define LOCKED(call) do {				\
 		struct ch_store *s_ = (struct ch_store *)st;	\
 		pthread_mutex_lock(&s_->mu);		\
@@ -467,43 +490,6 @@ static void ch_close(struct store *st)
 		pthread_mutex_unlock(&s_->mu);		\
 		return ret_;				\
 	} while (0)
-
-static int l_select(struct store *st, const struct store_query *q, int64_t from, int64_t until,
-		    struct profile *out, char *err, size_t errlen)
-{
-	LOCKED(ch__select(st, q, from, until, out, err, errlen));
-}
-
-static int l_select_tree(struct store *st, const struct store_query *q, int64_t from,
-			 int64_t until, struct store_tree *out, char *err, size_t errlen)
-{
-	LOCKED(ch__select_tree(st, q, from, until, out, err, errlen));
-}
-
-static int l_series(struct store *st, const struct store_query *q, int64_t from, int64_t until,
-		    struct store_series *out, char *err, size_t errlen)
-{
-	LOCKED(ch__series(st, q, from, until, out, err, errlen));
-}
-
-static int l_label_names(struct store *st, const struct store_query *q, int64_t from,
-			 int64_t until, char ***out, size_t *n, char *err, size_t errlen)
-{
-	LOCKED(ch__label_names(st, q, from, until, out, n, err, errlen));
-}
-
-static int l_label_values(struct store *st, const struct store_query *q, const char *name,
-			  int64_t from, int64_t until, char ***out, size_t *n, char *err,
-			  size_t errlen)
-{
-	LOCKED(ch__label_values(st, q, name, from, until, out, n, err, errlen));
-}
-
-static int l_services(struct store *st, struct store_service **out, size_t *n, char *err,
-		      size_t errlen)
-{
-	LOCKED(ch__services(st, out, n, err, errlen));
-}
 
 static int l_retain(struct store *st, int64_t before, char *err, size_t errlen)
 {
@@ -517,12 +503,13 @@ static int l_stats(struct store *st, struct store_stats *out, char *err, size_t 
 
 static const struct store_ops clickhouse_ops = {
 	.put = ch__put,
-	.select = l_select,
-	.select_tree = l_select_tree,
-	.series = l_series,
-	.label_names = l_label_names,
-	.label_values = l_label_values,
-	.services = l_services,
+	.put_async = ch__put_async,
+	.select = ch__select,
+	.select_tree = ch__select_tree,
+	.series = ch__series,
+	.label_names = ch__label_names,
+	.label_values = ch__label_values,
+	.services = ch__services,
 	.retain = l_retain,
 	.stats = l_stats,
 	.close = ch_close,
@@ -539,10 +526,15 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 	s->base.ops = &clickhouse_ops;
 	s->base.generation = 1;
 	s->base.concurrent_puts = true;
+	s->base.concurrent_reads = true;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->pool_lock, NULL);
+	pthread_mutex_init(&s->ensure_lock, NULL);
+	pthread_rwlock_init(&s->cache_lock, NULL);
 	pthread_cond_init(&s->sent, NULL);
 	pthread_cond_init(&s->joined, NULL);
 	s->batch_rows = CH_BATCH_ROWS;
+	s->batch_bytes = CH_BATCH_BYTES;
 	s->batch_wait_ms = CH_BATCH_WAIT_MS;
 	s->batch_linger_ms = CH_BATCH_LINGER_MS;
 	s->base.resolution = ch_level_step[0];
@@ -560,7 +552,7 @@ static struct store *ch_open(const char *rest, const struct store_options *opts,
 		strbuf_addf(&name, "%s%s", i ? "," : "", s->loc.hosts[i]);
 	strbuf_addf(&name, "/%s", s->loc.database);
 	s->name = strbuf_detach(&name, NULL);
-	if (ch__http_open(s, err, errlen))
+	if (ch__http_open(s, err, errlen) || ch__batch_start(s, err, errlen))
 		goto fail;
 	/* ClickHouse down at start is not fatal: every call tries the schema again */
 	ret = ch__ensure(s, why, sizeof(why));

@@ -58,15 +58,19 @@
  * answers uploads with 503) and the next call tries again: there is no state to rebuild.
  *
  * Group commit (store/clickhouse_batch.c): puts from several threads share INSERTs. A put
- * adds its rows to the open batch and waits; the put that finds no batch on the network
- * sends it (one INSERT per table for all its puts) and every put of it returns when it
- * was acknowledged, or fails with its error. So the durability above holds per put, a
- * failed batch fails all its puts, and N concurrent uploads cost about one round of
- * inserts instead of N.
+ * adds its rows to the open batch and waits (store__put), or leaves a callback
+ * (store__put_async, which store__async_puts says it has); the store's sender thread
+ * sends the open batch whenever none is on the network (one INSERT per table for all its
+ * puts), and every put of it returns, or is reported done, when it was acknowledged, or
+ * fails with its error. So the durability above holds per put, a failed batch fails all
+ * its puts, and N concurrent uploads cost about one round of inserts instead of N. A
+ * batch takes puts until it holds CH_BATCH_ROWS sample rows or CH_BATCH_BYTES of rows;
+ * then store__put waits for the next and store__put_async fails with -EBUSY.
  *
- * Threads: store__put may be called from any thread, beside any other call
- * (store__concurrent_puts is true); every other call takes the store's lock for its whole
- * duration, as a caller's serializing would. */
+ * Threads: store__put and store__put_async may be called from any thread, beside any
+ * other call (store__concurrent_puts is true), and so may the reads
+ * (store__concurrent_reads is true: each request has a curl handle of its own); retention
+ * and stats take the store's lock for their whole duration. */
 #ifndef KILN_STORE_CLICKHOUSE_H
 #define KILN_STORE_CLICKHOUSE_H
 
@@ -78,11 +82,12 @@
  * and series queries widen last_seen by as much. */
 #define CH_SERIES_SLACK 600
 
-/* Group commit: a batch takes puts until it holds this many sample rows (the puts after
- * wait for the next); its sender waits at most CH_BATCH_WAIT_MS for the puts already
+/* Group commit: a batch takes puts until it holds this many sample rows, or this many
+ * bytes of rows (the puts after wait for the next, or fail: see above); its sender waits at most CH_BATCH_WAIT_MS for the puts already
  * hashing their rows, and CH_BATCH_LINGER_MS for any when the last batch had several
  * puts. A lone client's put (no put coming, batches of one) goes out at once. */
 #define CH_BATCH_ROWS (1u << 20)
+#define CH_BATCH_BYTES (256u << 20)
 #define CH_BATCH_WAIT_MS 20
 #define CH_BATCH_LINGER_MS 5
 

@@ -1,9 +1,10 @@
 /* The ClickHouse backend's group commit. Puts do not each send their own INSERTs: each
- * adds its rows to the open batch and waits; whichever put finds no batch on the network
- * sends the open one (one INSERT per table, in the order clickhouse_write.c explains),
+ * adds its rows to the open batch and either waits (store__put) or leaves a callback
+ * (store__put_async); the store's sender thread sends the open batch (one INSERT per
+ * table, in the order clickhouse_write.c explains) whenever none is on the network,
  * without the store's lock, while the next batch fills with the puts that arrive
- * meanwhile. So the uploads of N server threads cost one round of inserts, not N, and the
- * lock is held only for in-memory work.
+ * meanwhile. So the uploads in flight cost one round of inserts, not one each, however
+ * many there are (a batch's bounds aside), and the lock is held only for in-memory work.
  *
  * Durability is unchanged: no put returns before ClickHouse acknowledged every insert of
  * its batch; a batch that fails fails every put of it (each answers 503 or 500, and the
@@ -17,10 +18,20 @@
 
 #include "util/log.h"
 
-struct ch_batch *ch__batch_open(struct ch_store *s)
+/* Whether b takes no more puts: it holds batch_rows sample rows or batch_bytes of rows. */
+static bool full(const struct ch_store *s, const struct ch_batch *b)
 {
-	while (s->open && s->open->rows >= s->batch_rows)
+	return b->rows >= s->batch_rows ||
+	       b->frames.len + b->stacks.len + b->series.len + b->samples.len >= s->batch_bytes;
+}
+
+struct ch_batch *ch__batch_open(struct ch_store *s, bool wait)
+{
+	while (s->open && full(s, s->open)) {
+		if (!wait)
+			return NULL;
 		pthread_cond_wait(&s->sent, &s->mu);	/* full: the next one */
+	}
 	if (s->open)
 		return s->open;
 	struct ch_batch *b = xcalloc(1, sizeof(*b));
@@ -32,6 +43,7 @@ struct ch_batch *ch__batch_open(struct ch_store *s)
 	b->stacks_new = hashmap__new();
 	b->seen_new = hashmap__new();
 	b->types_new = hashmap__new();
+	b->refs = 1;	/* the sender's */
 	s->open = b;
 	return b;
 }
@@ -75,7 +87,7 @@ static void fill(struct ch_store *s, struct ch_batch *b)
 	clock_gettime(CLOCK_REALTIME, &now);
 	linger = after_ms(&now, s->last_puts > 1 ? s->batch_linger_ms : 0);
 	wait = after_ms(&now, s->batch_wait_ms);
-	while (b->rows < s->batch_rows) {
+	while (!full(s, b)) {
 		const struct timespec *until = before(&now, &linger) ? &linger :
 					       s->coming && before(&now, &wait) ? &wait : NULL;
 		if (!until)
@@ -107,6 +119,7 @@ void ch__batch_free(struct ch_batch *b)
 	free_values(b->stacks_new);
 	free_values(b->seen_new);
 	free_values(b->types_new);
+	free(b->waiters);
 	free(b);
 }
 
@@ -194,37 +207,63 @@ static int send_batch(struct ch_store *s, struct ch_batch *b, char *err, size_t 
 	return ret;
 }
 
-int ch__batch_commit(struct ch_store *s, struct ch_batch *b, char *err, size_t errlen)
+void ch__batch_notify(struct ch_store *s, struct ch_batch *b, store_put_done *done, void *arg)
+{
+	(void)s;
+	b->puts++;
+	if (b->nr_waiters == b->waiters_cap) {
+		b->waiters_cap = b->waiters_cap ? 2 * b->waiters_cap : 16;
+		b->waiters = xrealloc(b->waiters, b->waiters_cap * sizeof(*b->waiters));
+	}
+	b->waiters[b->nr_waiters++] = (struct ch_waiter){ done, arg };
+}
+
+int ch__batch_wait(struct ch_store *s, struct ch_batch *b, char *err, size_t errlen)
 {
 	int ret;
 
 	b->puts++;
-	b->waiting++;
-	while (!b->done) {
-		if (s->sending || s->open != b || (b->filled && !b->sender_ready)) {
-			pthread_cond_wait(&s->sent, &s->mu);
+	b->refs++;
+	while (!b->done)
+		pthread_cond_wait(&s->sent, &s->mu);
+	ret = b->ret;
+	if (ret)
+		errmsg(err, errlen, "%s", b->err);
+	if (!--b->refs)
+		ch__batch_free(b);
+	return ret;
+}
+
+/* Sends the open batch once it has puts (after fill), one at a time, until the store
+ * closes; the puts that arrive meanwhile fill the next. */
+static void *sender(void *arg)
+{
+	struct ch_store *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		struct ch_batch *b = s->open;
+		if (!b || !b->puts) {
+			if (s->closing)
+				break;
+			pthread_cond_wait(&s->joined, &s->mu);
 			continue;
 		}
-		if (!b->filled) {	/* nothing on the network: this put sends b */
-			b->filled = true;
-			fill(s, b);
-			b->sender_ready = true;
-			continue;	/* (s->sending and s->open are as before: only b's
-					 * puts send, and only this one while it waits) */
-		}
-		/* the puts after this one open the next batch */
-		s->open = NULL;
+		fill(s, b);
+		s->open = NULL;		/* the puts after this one open the next batch */
 		s->sending = b;
 		s->last_puts = b->puts;
-		pthread_cond_broadcast(&s->sent);	/* for the puts waiting for a batch */
+		pthread_cond_broadcast(&s->sent);	/* for the puts waiting for room */
 		pthread_mutex_unlock(&s->mu);
-		ret = send_batch(s, b, b->err, sizeof(b->err));
+		int ret = send_batch(s, b, b->err, sizeof(b->err));
 		pthread_mutex_lock(&s->mu);
 		if (!ret) {
+			pthread_rwlock_wrlock(&s->cache_lock);
 			adopt(s->frames, b->frames_new);
 			adopt(s->stacks, b->stacks_new);
 			adopt(s->types, b->types_new);
 			adopt_seen(s, b);
+			pthread_rwlock_unlock(&s->cache_lock);
 		} else if (b->puts > 1) {
 			log_warn("%s (%zu uploads of one batch)", b->err, b->puts);
 		}
@@ -232,11 +271,38 @@ int ch__batch_commit(struct ch_store *s, struct ch_batch *b, char *err, size_t e
 		b->done = true;
 		s->sending = NULL;
 		pthread_cond_broadcast(&s->sent);
+		pthread_mutex_unlock(&s->mu);
+		/* b is not freed before its sender's reference goes: its waiters are read here */
+		for (size_t i = 0; i < b->nr_waiters; i++)
+			b->waiters[i].done(b->waiters[i].arg, ret, ret ? b->err : NULL);
+		pthread_mutex_lock(&s->mu);
+		if (!--b->refs)
+			ch__batch_free(b);
 	}
-	ret = b->ret;
-	if (ret)
-		errmsg(err, errlen, "%s", b->err);
-	if (!--b->waiting)
-		ch__batch_free(b);
-	return ret;
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+int ch__batch_start(struct ch_store *s, char *err, size_t errlen)
+{
+	int ret = pthread_create(&s->sender, NULL, sender, s);
+
+	if (ret) {
+		errmsg(err, errlen, "failed to start the ClickHouse sender thread: %s", strerror(ret));
+		return -ret;
+	}
+	s->sender_started = true;
+	return 0;
+}
+
+void ch__batch_stop(struct ch_store *s)
+{
+	if (!s->sender_started)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->closing = true;
+	pthread_cond_broadcast(&s->joined);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->sender, NULL);
+	s->sender_started = false;
 }

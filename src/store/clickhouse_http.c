@@ -353,11 +353,13 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/* Idle handles kept for the next calls (each keeps its connections alive). */
+#define CH_POOL_IDLE 8
+
 int ch__http_open(struct ch_store *s, char *err, size_t errlen)
 {
-	s->curl = curl_easy_init();
 	s->wcurl = curl_easy_init();
-	if (!s->curl || !s->wcurl) {
+	if (!s->wcurl) {
 		errmsg(err, errlen, "failed to open clickhouse '%s': curl_easy_init failed", s->name);
 		return -ENOMEM;
 	}
@@ -366,11 +368,14 @@ int ch__http_open(struct ch_store *s, char *err, size_t errlen)
 
 void ch__http_close(struct ch_store *s)
 {
-	if (s->curl)
-		curl_easy_cleanup(s->curl);
+	for (size_t i = 0; i < s->nr_pool; i++)
+		curl_easy_cleanup(s->pool[i]);
+	free(s->pool);
+	s->pool = NULL;
+	s->nr_pool = 0;
 	if (s->wcurl)
 		curl_easy_cleanup(s->wcurl);
-	s->curl = s->wcurl = NULL;
+	s->wcurl = NULL;
 }
 
 /* True for ClickHouse's error codes that say "later": a shard unreachable (210 network
@@ -494,5 +499,27 @@ int ch__request_on(struct ch_store *s, void *curl, size_t host, const char *sql,
 int ch__request(struct ch_store *s, size_t host, const char *sql, const struct strbuf *body,
 		struct strbuf *out, const char *what, char *err, size_t errlen)
 {
-	return ch__request_on(s, s->curl, host, sql, body, out, what, err, errlen);
+	CURL *c = NULL;
+	int ret;
+
+	pthread_mutex_lock(&s->pool_lock);
+	if (s->nr_pool)
+		c = s->pool[--s->nr_pool];
+	pthread_mutex_unlock(&s->pool_lock);
+	if (!c && !(c = curl_easy_init())) {
+		errmsg(err, errlen, "failed to %s: curl_easy_init failed", what);
+		return -ENOMEM;
+	}
+	ret = ch__request_on(s, c, host, sql, body, out, what, err, errlen);
+	pthread_mutex_lock(&s->pool_lock);
+	if (s->nr_pool < CH_POOL_IDLE) {
+		if (!s->pool)
+			s->pool = xcalloc(CH_POOL_IDLE, sizeof(*s->pool));
+		s->pool[s->nr_pool++] = c;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&s->pool_lock);
+	if (c)
+		curl_easy_cleanup(c);
+	return ret;
 }

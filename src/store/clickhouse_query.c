@@ -229,6 +229,7 @@ static int fetch(struct ch_store *s, bool stacks, const uint64_t *ids, size_t n,
 		ret = ch__request(s, SIZE_MAX, sql.buf, NULL, &ans, stacks ? "read stacks" :
 				  "read frames", err, errlen);
 		struct rb_reader r = rbr_of(&ans);
+		pthread_rwlock_wrlock(&s->cache_lock);
 		while (!ret && rbr_more(&r)) {
 			uint64_t id = rbr_u64(&r);
 			void *v;
@@ -258,6 +259,7 @@ static int fetch(struct ch_store *s, bool stacks, const uint64_t *ids, size_t n,
 			else
 				free(v);
 		}
+		pthread_rwlock_unlock(&s->cache_lock);
 		if (!ret && r.bad) {
 			errmsg(err, errlen, "failed to read the dictionary from clickhouse '%s':"
 			       " malformed answer", s->name);
@@ -279,6 +281,7 @@ static int resolve(struct ch_store *s, const struct counts *c, char *err, size_t
 	for (int pass = 0; pass < 2; pass++) {
 		struct hashmap *dedup = hashmap__new();
 		n = 0;
+		pthread_rwlock_rdlock(&s->cache_lock);
 		for (size_t i = 0; i < c->n; i++) {
 			void **st = hashmap__find(s->stacks, &c->stack[i], sizeof(uint64_t));
 			const uint64_t *ids = pass ? NULL : &c->stack[i];
@@ -303,6 +306,7 @@ static int resolve(struct ch_store *s, const struct counts *c, char *err, size_t
 				missing[n++] = ids[k];
 			}
 		}
+		pthread_rwlock_unlock(&s->cache_lock);
 		hashmap__free(dedup);
 		ret = fetch(s, pass == 0, missing, n, err, errlen);
 		if (ret)
@@ -342,6 +346,7 @@ int ch__select(struct store *st, const struct store_query *q, int64_t from, int6
 
 	if (!ret && m.service && !profile__nr_stacks(out))	/* say what the values are */
 		ptype__apply(out, m.type ? m.type : ptype__of_service(m.service));
+	pthread_rwlock_rdlock(&s->cache_lock);	/* the lookups: the stacks and names stay */
 	for (size_t i = 0; !ret && i < c.n; i++) {
 		void **slot = hashmap__find(s->stacks, &c.stack[i], sizeof(uint64_t));
 		uint32_t depth = 0;
@@ -363,6 +368,7 @@ int ch__select(struct store *st, const struct store_query *q, int64_t from, int6
 		if (depth)
 			profile__add(out, frames, depth, c.count[i]);
 	}
+	pthread_rwlock_unlock(&s->cache_lock);
 	idmap__free(pmap);
 	free(frames);
 	free(c.stack);
@@ -383,6 +389,7 @@ int ch__select_tree(struct store *st, const struct store_query *q, int64_t from,
 	struct counts c = { NULL, NULL, 0 };
 	int ret = collect(s, q, from, until, &m, &c, err, errlen);
 
+	pthread_rwlock_rdlock(&s->cache_lock);
 	for (size_t i = 0; !ret && i <= c.n; i++) {
 		void **slot = i ? hashmap__find(s->stacks, &c.stack[i - 1], sizeof(uint64_t)) : NULL;
 		const struct ch_stack *sk = slot ? *slot : NULL;
@@ -429,6 +436,7 @@ int ch__select_tree(struct store *st, const struct store_query *q, int64_t from,
 		if (sk)
 			t->self[cur] += c.count[i - 1];
 	}
+	pthread_rwlock_unlock(&s->cache_lock);
 	if (!ret) {
 		t->strings = strbuf_detach(&strings, NULL);
 		t->names = xmalloc((t->nr_names ? t->nr_names : 1) * sizeof(*t->names));

@@ -118,13 +118,13 @@ static void free_uses(struct uses *u)
 }
 
 /* The default type of service as this server knows it: stored, or about to be (in the
- * open batch b or the one being sent). NULL when unknown. */
+ * open batch b, NULL: none, or the one being sent). NULL when unknown. */
 static const char *known_type(struct ch_store *s, const struct ch_batch *b, const char *service)
 {
 	const char *type = ch__default_type(s, service);
 	void **slot;
 
-	if (!type && (slot = hashmap__find(b->types_new, service, strlen(service))))
+	if (!type && b && (slot = hashmap__find(b->types_new, service, strlen(service))))
 		type = *slot;
 	if (!type && s->sending &&
 	    (slot = hashmap__find(s->sending->types_new, service, strlen(service))))
@@ -335,13 +335,17 @@ static void prep_release(struct prep *pr)
 	free(pr->ids);
 }
 
-/* A put and its `also` join one batch, which is sent whole or not at all. */
-int ch__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+/* Hashes put and its `also` and adds both to the open batch (one batch: sent whole or not
+ * at all), waiting for room when it is full and wait is set. Returns 0 with *out the
+ * batch joined, or a negative errno with err set (-EBUSY: full, without wait); s->mu is
+ * held on return either way. */
+static int join(struct ch_store *s, const struct store_put *put, bool wait, struct ch_batch **out,
+		char *err, size_t errlen)
 {
-	struct ch_store *s = (struct ch_store *)st;
 	const struct store_put *puts[2] = { put, put->also };
 	size_t n = put->also ? 2 : 1;
 	struct prep pr[2] = { { .rows = NULL }, { .rows = NULL } };
+	struct ch_batch *b = NULL;
 	int ret = 0;
 
 	/* counted as coming while it hashes, so that a batch about to go out waits for it */
@@ -351,23 +355,28 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = prep_init(&pr[i], puts[i], err, errlen);
 	pthread_mutex_lock(&s->mu);
-	struct ch_batch *b = NULL;
 	if (!ret)
 		ret = ch__ensure(s, err, errlen);
-	if (!ret)
-		b = ch__batch_open(s);
+	/* the types first: a batch is opened only for a put that joins it */
 	for (size_t i = 0; i < n && !ret; i++)
-		ret = put_type(s, b, puts[i], &pr[i].type, err, errlen);
+		ret = put_type(s, s->open, puts[i], &pr[i].type, err, errlen);
+	if (!ret && !(b = ch__batch_open(s, wait))) {
+		errmsg(err, errlen, "failed to store profile: %zu sample rows (%zu uploads) already "
+		       "wait for ClickHouse, as many as a batch holds; retry later",
+		       s->open->rows, s->open->puts);
+		ret = -EBUSY;
+	}
 	if (ret) {
 		ch__batch_left(s);
-		pthread_mutex_unlock(&s->mu);
 		goto out;
 	}
 	/* everything below only appends to b: a put either joins it whole or not at all */
 	for (size_t i = 0; i < n; i++) {
 		const struct store_put *p = puts[i];
+		pthread_rwlock_rdlock(&s->cache_lock);
 		add_dictionary(s, b, p, &pr[i].u);
 		series_rows(s, b, p, pr[i].type, pr[i].ids);
+		pthread_rwlock_unlock(&s->cache_lock);
 		sample_rows(b, p, pr[i].type, pr[i].ids, pr[i].rows, (size_t)pr[i].nrows,
 			    (uint32_t)floor_to(p->from, ch_level_step[0]));
 		b->rows += (size_t)pr[i].nrows;
@@ -379,10 +388,34 @@ int ch__put(struct store *st, const struct store_put *put, char *err, size_t err
 		}
 	}
 	ch__batch_left(s);	/* joined */
-	ret = ch__batch_commit(s, b, err, errlen);
-	pthread_mutex_unlock(&s->mu);
+	*out = b;
 out:
 	for (size_t i = 0; i < n; i++)
 		prep_release(&pr[i]);
+	return ret;
+}
+
+int ch__put(struct store *st, const struct store_put *put, char *err, size_t errlen)
+{
+	struct ch_store *s = (struct ch_store *)st;
+	struct ch_batch *b;
+	int ret = join(s, put, true, &b, err, errlen);
+
+	if (!ret)
+		ret = ch__batch_wait(s, b, err, errlen);
+	pthread_mutex_unlock(&s->mu);
+	return ret;
+}
+
+int ch__put_async(struct store *st, const struct store_put *put, store_put_done *done,
+		  void *arg, char *err, size_t errlen)
+{
+	struct ch_store *s = (struct ch_store *)st;
+	struct ch_batch *b;
+	int ret = join(s, put, false, &b, err, errlen);
+
+	if (!ret)
+		ch__batch_notify(s, b, done, arg);
+	pthread_mutex_unlock(&s->mu);
 	return ret;
 }

@@ -238,6 +238,48 @@ bool store__concurrent_puts(const struct store *s)
 	return s->concurrent_puts;
 }
 
+bool store__async_puts(const struct store *s)
+{
+	return s->ops->put_async != NULL;
+}
+
+/* An asynchronous put's caller, and its store's generation to bump when it is done. */
+struct put_async {
+	struct store *s;
+	store_put_done *done;
+	void *arg;
+};
+
+static void put_async_done(void *arg, int ret, const char *err)
+{
+	struct put_async a = *(struct put_async *)arg;
+
+	free(arg);
+	__atomic_add_fetch(&a.s->generation, 1, __ATOMIC_SEQ_CST);
+	a.done(a.arg, ret, err);
+}
+
+int store__put_async(struct store *s, const struct store_put *put, store_put_done *done,
+		     void *arg, char *err, size_t errlen)
+{
+	struct put_async *a;
+	int ret;
+
+	if (!s->ops->put_async) {
+		errmsg(err, errlen, "failed to store profile: this store has no asynchronous puts");
+		return -ENOTSUP;
+	}
+	a = xmalloc(sizeof(*a));
+	*a = (struct put_async){ s, done, arg };
+	__atomic_add_fetch(&s->generation, 1, __ATOMIC_SEQ_CST);
+	ret = s->ops->put_async(s, put, put_async_done, a, err, errlen);
+	if (ret) {
+		free(a);
+		__atomic_add_fetch(&s->generation, 1, __ATOMIC_SEQ_CST);
+	}
+	return ret;
+}
+
 uint64_t store__generation(const struct store *s)
 {
 	return __atomic_load_n(&s->generation, __ATOMIC_SEQ_CST);

@@ -173,9 +173,16 @@ struct store_options {
 
 struct store;
 
+/* What an asynchronous put (store__put_async) reports, once: ret 0 when the upload is as
+ * durable as after store__put's 0, else store__put's negative errno and err its message. */
+typedef void store_put_done(void *arg, int ret, const char *err);
+
 /* Every call returns 0 (or a count), or a negative errno with a message in err. */
 struct store_ops {
 	int (*put)(struct store *s, const struct store_put *put, char *err, size_t errlen);
+	/* NULL for a backend whose puts are synchronous only (see store__put_async) */
+	int (*put_async)(struct store *s, const struct store_put *put, store_put_done *done,
+			 void *arg, char *err, size_t errlen);
 	int (*select)(struct store *s, const struct store_query *q, int64_t from, int64_t until,
 		      struct profile *out, char *err, size_t errlen);
 	int (*select_tree)(struct store *s, const struct store_query *q, int64_t from,
@@ -240,6 +247,17 @@ int store__put(struct store *s, const struct store_put *put, char *err, size_t e
 /* True when the backend lets store__put run in several threads at once and beside every
  * other call (it locks what it shares): a caller need not serialize its puts. */
 bool store__concurrent_puts(const struct store *s);
+/* Starts storing one upload, for a caller that must not wait for it (a server thread
+ * serving many connections): returns 0 once the store took everything it needs of put
+ * (the caller may free it at once), and done(arg, ...) is then called exactly once, from
+ * a thread of the store's (also before this returns, in a race), when the upload is
+ * durable or has failed; or returns a negative errno with err set and never calls done
+ * (-EBUSY: the store holds as much waiting data as it may, retry later). Only for a
+ * backend whose store__async_puts is true (-ENOTSUP otherwise); like store__put, it may
+ * be called from any thread beside every other call. */
+int store__put_async(struct store *s, const struct store_put *put, store_put_done *done,
+		     void *arg, char *err, size_t errlen);
+bool store__async_puts(const struct store *s);
 /* Adds to out the merged stacks of every series of q's service matching q, whose rows lie
  * in [from, until); an empty out takes the sample type of the type selected (see
  * ptype__apply). Returns 0 (also when nothing matched), or a negative errno. */

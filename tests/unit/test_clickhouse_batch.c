@@ -4,7 +4,7 @@
  * its batch was acknowledged, and a batch ClickHouse refuses fails every put of it and
  * leaves nothing in the caches (the same put sends its stacks again); the put that would
  * send a batch waits for the puts still hashing their rows, and a batch full of rows
- * takes no more puts; and the schema's
+ * takes no more puts, nor an asynchronous one (-EBUSY); and the schema's
  * column codecs follow the server's version. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +34,7 @@ static struct {
 	int listener;
 	uint16_t port;
 	bool hold;		/* hold the next samples INSERT until released */
+	bool hold_read;		/* hold the next read of the series table likewise */
 	bool held;		/* one is held now */
 	bool refuse;		/* answer samples INSERTs with an error */
 	int samples, stacks;	/* INSERTs received */
@@ -42,7 +43,7 @@ static struct {
 	char schema;		/* the schema version it says the database has */
 	struct strbuf ddl;	/* every statement but INSERTs, one a line */
 } fake = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, 0, false, false, false,
-	   0, 0, 0, "18.16.1", CH_SCHEMA_VERSION, STRBUF_INIT };
+	   false, 0, 0, 0, "18.16.1", CH_SCHEMA_VERSION, STRBUF_INIT };
 
 static void inflate_body(const char *in, size_t len, struct strbuf *out)
 {
@@ -118,11 +119,15 @@ static void *serve_conn(void *arg)
 			strbuf_addf(&fake.ddl, "%s\n", sql.buf);
 		fake.stacks += stacks;
 		bool refuse = samples && fake.refuse;
-		if (samples) {
-			fake.samples++;
-			fake.last_rows = count_rows(&sql);
-			if (fake.hold) {
-				fake.hold = false;
+		bool read = !strstr(in.buf, "query=INSERT") && strstr(sql.buf, " FROM series");
+		if (samples || read) {
+			if (samples) {
+				fake.samples++;
+				fake.last_rows = count_rows(&sql);
+			}
+			if (samples ? fake.hold : read && fake.hold_read) {
+				fake.hold = fake.hold && !samples;
+				fake.hold_read = fake.hold_read && !read;
 				fake.held = true;
 				pthread_cond_broadcast(&fake.cond);
 				while (fake.held)
@@ -230,10 +235,26 @@ struct putter {
 	pthread_t t;
 };
 
-/* One put of two stacks: one of its own ("main;p<id>") and one common to all. */
-static void *put_one(void *arg)
+/* What an asynchronous put reported (guarded by fake.mu): done once, with ret. */
+struct acked {
+	int calls, ret;
+};
+
+static void on_acked(void *arg, int ret, const char *err)
 {
-	struct putter *p = arg;
+	struct acked *a = arg;
+
+	(void)err;
+	pthread_mutex_lock(&fake.mu);
+	a->calls++;
+	a->ret = ret;
+	pthread_mutex_unlock(&fake.mu);
+}
+
+/* One put of two stacks: one of its own ("main;p<id>") and one common to all; with
+ * acked, asynchronous (p->ret: whether the store took it). */
+static void put_of(struct putter *p, struct acked *acked)
+{
 	struct profile *prof = profile__new();
 	char own[32];
 	struct labels l;
@@ -247,9 +268,15 @@ static void *put_one(void *arg)
 	struct store_put put = { .profile_type = "process_cpu:samples:count::", .service = "app.cpu",
 				 .from = 1000000, .until = 1000010, .profile = prof, .series = &l,
 				 .nr_series = 1 };
-	p->ret = store__put(p->s, &put, p->err, sizeof(p->err));
+	p->ret = acked ? store__put_async(p->s, &put, on_acked, acked, p->err, sizeof(p->err))
+		       : store__put(p->s, &put, p->err, sizeof(p->err));
 	labels_release(&l);
 	profile__free(prof);
+}
+
+static void *put_one(void *arg)
+{
+	put_of(arg, NULL);
 	return NULL;
 }
 
@@ -333,6 +360,19 @@ static void test_group_commit(void **state)
 	store__close(s);
 }
 
+/* A store on the fake server (started on first use), database kiln. */
+static struct store *open_fake(void)
+{
+	char loc[64], err[256];
+
+	if (fake.listener < 0)
+		fake_start();
+	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
+	struct store *st = store__open(loc, NULL, err, sizeof(err));
+	assert_non_null(st);
+	return st;
+}
+
 static bool coming_none(void *arg)
 {
 	return ((struct ch_store *)arg)->coming == 0;
@@ -349,14 +389,9 @@ static bool coming_one_joined_one(void *arg)
 static void test_fill(void **state)
 {
 	struct putter a = { 0 }, b = { 0 };
-	char loc[64], err[256];
 
 	(void)state;
-	if (fake.listener < 0)
-		fake_start();
-	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
-	struct store *st = store__open(loc, NULL, err, sizeof(err));
-	assert_non_null(st);
+	struct store *st = open_fake();
 	struct ch_store *s = (struct ch_store *)st;
 	s->batch_wait_ms = 600000;	/* a bound, not a measurement: only the puts end it */
 	pthread_mutex_lock(&fake.mu);
@@ -395,14 +430,9 @@ static void test_fill(void **state)
 static void test_full(void **state)
 {
 	struct putter first = { 0 }, second = { 0 }, third = { 0 };
-	char loc[64], err[256];
 
 	(void)state;
-	if (fake.listener < 0)
-		fake_start();
-	snprintf(loc, sizeof(loc), "clickhouse://127.0.0.1:%u/kiln", fake.port);
-	struct store *st = store__open(loc, NULL, err, sizeof(err));
-	assert_non_null(st);
+	struct store *st = open_fake();
 	struct ch_store *s = (struct ch_store *)st;
 	s->batch_rows = 2;	/* one put's rows */
 	s->batch_wait_ms = 600000;
@@ -430,6 +460,108 @@ static void test_full(void **state)
 	assert_int_equal(third.ret, 0);
 	assert_int_equal(fake.samples, before + 3);
 	assert_int_equal(fake.last_rows, 2);
+	store__close(st);
+}
+
+static bool both_acked(void *arg)
+{
+	struct acked *a = arg;
+	return a[0].calls && a[1].calls;
+}
+
+/* Asynchronous puts hold no thread of the caller's: behind a held batch, one fills the
+ * next batch (batch_rows: one put's rows) and returns at once, the one after it is
+ * refused with -EBUSY and a message (the caller answers 503), and the two taken are
+ * reported done, once each, when ClickHouse acknowledged them. */
+static void test_async_full(void **state)
+{
+	struct putter p[3] = { 0 };
+	struct acked acked[3] = { 0 };
+
+	(void)state;
+	struct store *st = open_fake();
+	assert_true(store__async_puts(st));
+	struct ch_store *s = (struct ch_store *)st;
+	s->batch_rows = 2;
+	s->batch_wait_ms = 0;
+	pthread_mutex_lock(&fake.mu);
+	int before = fake.samples;
+	fake.hold = true;
+	pthread_mutex_unlock(&fake.mu);
+
+	for (int i = 0; i < 3; i++)
+		p[i] = (struct putter){ .s = st, .id = 40 + i };
+	put_of(&p[0], &acked[0]);
+	assert_int_equal(p[0].ret, 0);
+	assert_true(wait_for(is_held, NULL, &fake.mu));
+	put_of(&p[1], &acked[1]);
+	assert_int_equal(p[1].ret, 0);
+	put_of(&p[2], &acked[2]);
+	assert_int_equal(p[2].ret, -EBUSY);
+	assert_non_null(strstr(p[2].err, "already wait for ClickHouse"));
+	pthread_mutex_lock(&fake.mu);
+	assert_int_equal(acked[0].calls + acked[1].calls, 0);	/* nothing acknowledged yet */
+	pthread_mutex_unlock(&fake.mu);
+	release();
+	assert_true(wait_for(both_acked, acked, &fake.mu));
+	store__close(st);
+	assert_int_equal(acked[0].calls, 1);
+	assert_int_equal(acked[1].calls, 1);
+	assert_int_equal(acked[2].calls, 0);
+	assert_int_equal(acked[0].ret, 0);
+	assert_int_equal(acked[1].ret, 0);
+	assert_int_equal(fake.samples, before + 2);
+}
+
+struct reader {
+	struct store *s;
+	int ret;
+	pthread_t t;
+};
+
+static void *select_one(void *arg)
+{
+	struct reader *r = arg;
+	struct store_query q = { .service = "app.cpu" };
+	struct profile *p = profile__new();
+	char err[256];
+
+	r->ret = store__select(r->s, &q, 0, 2000000, p, err, sizeof(err));
+	profile__free(p);
+	return NULL;
+}
+
+/* Reads run beside each other (each on a curl handle of its own): while one waits for
+ * ClickHouse's answer, another read and a put go through. */
+static void test_concurrent_reads(void **state)
+{
+	struct reader held = { 0 };
+	struct putter put = { 0 };
+	char err[256];
+	char **names;
+	size_t n;
+
+	(void)state;
+	struct store *st = open_fake();
+	assert_true(store__concurrent_reads(st));
+	pthread_mutex_lock(&fake.mu);
+	fake.hold_read = true;
+	pthread_mutex_unlock(&fake.mu);
+	held = (struct reader){ .s = st };
+	pthread_create(&held.t, NULL, select_one, &held);
+	assert_true(wait_for(is_held, NULL, &fake.mu));
+	struct store_query q = { .service = "app.cpu" };
+	assert_int_equal(store__label_names(st, &q, 0, 2000000, &names, &n, err, sizeof(err)), 0);
+	store__free_strings(names, n);
+	put = (struct putter){ .s = st, .id = 50 };
+	put_one(&put);
+	assert_int_equal(put.ret, 0);
+	pthread_mutex_lock(&fake.mu);
+	assert_true(fake.held);	/* the first read still waits */
+	pthread_mutex_unlock(&fake.mu);
+	release();
+	pthread_join(held.t, NULL);
+	assert_int_equal(held.ret, 0);
 	store__close(st);
 }
 
@@ -481,6 +613,8 @@ int main(void)
 		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_async_full),
+		cmocka_unit_test(test_concurrent_reads),
 		cmocka_unit_test(test_codecs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
