@@ -148,6 +148,10 @@ static int run(struct nm_proc *p, const char *expr, char *res, size_t size, unsi
 
 	if (err < 0 && err != -EBUSY)
 		return err;
+	if (!strcmp(value, NODEINSP_LATER)) {
+		errmsg(reason, NODEINSP_REASON_MAX, "node is still starting");
+		return err < 0 ? err : -EAGAIN;
+	}
 	if (!sp || strtol(value, NULL, 10) != p->t.nspid) {
 		errmsg(reason, NODEINSP_REASON_MAX, "the inspector answered for another process: '%.40s'",
 		       value);
@@ -191,7 +195,9 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 	}
 	char *jlib = js_string(lib);
 	strbuf_addf(&expr,
-		    "(() => { const m = { exports: {} }; process.dlopen(m, %s); "
+		    "(() => { if (typeof process !== 'object' || typeof process.pid !== 'number') "
+		    "return '" NODEINSP_LATER "'; "
+		    "const m = { exports: {} }; process.dlopen(m, %s); "
 		    "globalThis[Symbol.for('" KILN_NODEPERF_KEY "')] = m.exports; "
 		    "return process.pid + ' ' + m.exports.start(%d); })()",
 		    jlib, p->t.same_pidns ? (int)getpid() : 0);
@@ -202,6 +208,11 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 	if (err == -EADDRINUSE && now_ms() - p->since_ms < NOT_READY_MS) {
 		p->state = NM_WAITING;	/* another inspector has 9229 there: later */
 		p->next_ms = now_ms() + 1000;
+		return;
+	}
+	if (err == -EAGAIN && now_ms() - p->since_ms < NOT_READY_MS) {
+		p->state = NM_WAITING;	/* still starting */
+		p->next_ms = now_ms() + RETRY_MS;
 		return;
 	}
 	if (err == -EBUSY)
