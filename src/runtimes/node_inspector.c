@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -32,21 +33,6 @@ struct lsock {
 	char addr[INET6_ADDRSTRLEN];
 	bool v6;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* ---- the process's listening sockets ---- */
 
@@ -361,7 +347,7 @@ static void on_message(struct ws_session *s)
 {
 	json_t *m = json_loadb(s->in.buf, s->in.len, 0, NULL);
 	json_int_t id = json_integer_value(json_object_get(m, "id"));
-	uint64_t now = now_ms();
+	uint64_t now = clock__now_ms();
 
 	if (s->in_flight && id == s->last_id) {
 		s->in_flight = false;
@@ -399,7 +385,7 @@ static bool send_text(struct ws_session *s, struct lws *wsi, const char *m)
 /* The next request is due: sent on the next writable callback. */
 static bool request_due(const struct ws_session *s)
 {
-	return s->phase != WS_DONE && !s->in_flight && now_ms() >= s->due_ms;
+	return s->phase != WS_DONE && !s->in_flight && clock__now_ms() >= s->due_ms;
 }
 
 static int on_ws(struct lws *wsi, enum lws_callback_reasons why, void *user, void *in, size_t len)
@@ -516,14 +502,14 @@ static int ws_evaluate(const struct lsock *sock, const char *path, const char *e
 	ci.userdata = &s;
 	ci.pwsi = &s.wsi;
 	lws_sul_schedule(s.ctx, 0, &s.tick, on_tick, 10 * LWS_US_PER_MS);
-	s.expr_end = now_ms() + (uint64_t)timeout_ms;
+	s.expr_end = clock__now_ms() + (uint64_t)timeout_ms;
 	uint64_t end = s.expr_end + (uint64_t)timeout_ms;	/* the close's own */
 	if (!lws_client_connect_via_info(&ci) && !s.failed) {
 		errmsg(s.err, sizeof(s.err), "failed to connect to the inspector at %s", host);
 		s.failed = true;
 	}
 	/* until the close is answered or the inspector closes the connection */
-	while (!s.failed && !s.closed && s.phase != WS_DONE && now_ms() < end) {
+	while (!s.failed && !s.closed && s.phase != WS_DONE && clock__now_ms() < end) {
 		if (s.wsi && request_due(&s))
 			lws_callback_on_writable(s.wsi);
 		lws_service(s.ctx, 0);
@@ -600,31 +586,31 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		       INSPECTOR_PORT);
 		return -EADDRINUSE;
 	}
-	uint64_t signalled = now_ms();
+	uint64_t signalled = clock__now_ms();
 	if (kill(t->pid, SIGUSR1) < 0) {
 		err = -errno;
 		errmsg(reason, NODEINSP_REASON_MAX, "failed to signal pid %d: %s", (int)t->pid,
 		       strerror(-err));
 		return err;
 	}
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = clock__now_ms() + (uint64_t)timeout_ms;
 	for (int step = 2; !insp; step = step < 10 ? step * 2 : 10) {	/* it is open meanwhile */
 		nn = owned_listen(t->pid, now, MAX_LISTEN);
 		for (int i = 0; i < nn && !insp; i++)
 			if (!has_inode(before, nb, now[i].inode))
 				insp = &now[i];
-		if (insp || now_ms() >= end)
+		if (insp || clock__now_ms() >= end)
 			break;
-		sleep_ms(step);
+		clock__sleep_ms(step);
 	}
 	if (!insp) {
 		errmsg(reason, NODEINSP_REASON_MAX, "the inspector did not open in %d ms", timeout_ms);
 		return nn < 0 ? nn : -ETIMEDOUT;
 	}
 	sock = *insp;
-	uint64_t opened = now_ms();
+	uint64_t opened = clock__now_ms();
 	log_debug("nodejs: pid %d opened its inspector on %s port %u, %u ms after the signal",
-		  (int)t->pid, sock.addr, sock.port, (unsigned)(now_ms() - signalled));
+		  (int)t->pid, sock.addr, sock.port, (unsigned)(clock__now_ms() - signalled));
 	err = t->other_netns ? enter_netns(t->pid, &back, first) : 0;
 	if (!err)
 		err = ws_path(&sock, timeout_ms, path, sizeof(path), first);
@@ -632,20 +618,20 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		err = ws_evaluate(&sock, path, expr, timeout_ms, value, size, first);
 	leave_netns(back);
 	log_debug("nodejs: pid %d evaluated, %u ms after the signal", (int)t->pid,
-		  (unsigned)(now_ms() - signalled));
+		  (unsigned)(clock__now_ms() - signalled));
 	/* _debugEnd() closes the server; its thread takes a moment */
-	end = now_ms() + (uint64_t)timeout_ms;
+	end = clock__now_ms() + (uint64_t)timeout_ms;
 	for (int step = 2;; step = step < 10 ? step * 2 : 10) {
 		nn = owned_listen(t->pid, now, MAX_LISTEN);
 		if (nn < 0 || !has_inode(now, nn, sock.inode)) {
 			if (open_ms)
-				*open_ms = (unsigned)(now_ms() - opened);
+				*open_ms = (unsigned)(clock__now_ms() - opened);
 			errmsg(reason, NODEINSP_REASON_MAX, "%s", first);
 			return err;
 		}
-		if (now_ms() >= end)
+		if (clock__now_ms() >= end)
 			break;
-		sleep_ms(step);
+		clock__sleep_ms(step);
 	}
 	errmsg(reason, NODEINSP_REASON_MAX, "the inspector of pid %d is still open on port %u%s%.80s",
 	       (int)t->pid, sock.port, first[0] ? ": " : "", first);

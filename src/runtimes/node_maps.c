@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nodeperf/protocol.h"
+#include "runtimes/inject.h"
 #include "runtimes/node_inspector.h"
-#include "util/io.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -45,14 +45,6 @@ struct node_maps {
 	size_t nr, alloc;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Field 22 of /proc/<pid>/stat, 0 when it cannot be read. */
 static unsigned long long start_time(pid_t pid)
 {
@@ -79,62 +71,16 @@ static unsigned long long start_time(pid_t pid)
 	return t;
 }
 
-static int default_lib(char *buf, size_t size)
-{
-	char exe[PATH_MAX - 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	return snprintf(buf, size, "%s/libkiln-nodeperf.so", exe) < (int)size ? 0 : -ENAMETOOLONG;
-}
-
-/* The library as the process sees it: copied once into its /tmp when it has another mount
- * namespace or runs as another user (who may not read kiln's directory), under a name of
- * the build's size and mtime (a copy is never rewritten: it may be mapped). */
+/* The library as the process sees it: copied into its /tmp when it has another mount
+ * namespace or runs as another user (who may not read kiln's directory). */
 static int place_lib(const struct node_maps *m, const struct nodeinsp_target *t, char *out,
 		     size_t size)
 {
-	char dst[PATH_MAX + 64], tmp[PATH_MAX + 96];
-	struct strbuf data = STRBUF_INIT;
-	struct stat st;
-	int fd, err;
-
 	if (!t->other_mntns && t->uid == geteuid()) {
 		snprintf(out, size, "%s", m->lib);
 		return 0;
 	}
-	if (stat(m->lib, &st) < 0)
-		return -errno;
-	snprintf(out, size, "/tmp/libkiln-nodeperf-%llx-%llx.so", (unsigned long long)st.st_size,
-		 (unsigned long long)st.st_mtime);
-	snprintf(dst, sizeof(dst), "/proc/%d/root%s", (int)t->pid, out);
-	if (stat(dst, &st) == 0)
-		return 0;
-	err = strbuf_read_file(&data, m->lib);
-	if (err < 0)
-		goto out;
-	snprintf(tmp, sizeof(tmp), "%s.%d", dst, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = io__write_all(fd, data.buf, data.len);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, dst) < 0)
-		err = -errno;
-	if (err)
-		unlink(tmp);
-out:
-	strbuf_release(&data);
-	return err;
+	return inject__copy_into_root(t->pid, m->lib, "libkiln-nodeperf", out, size);
 }
 
 /* Runs expr in p and checks that the answer, "<pid> <result>", came from p. Writes the
@@ -177,9 +123,9 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 	struct strbuf expr = STRBUF_INIT;
 	int err = nodeinsp__probe(p->pid, &p->t, reason);
 
-	if (err == -EAGAIN && now_ms() - p->since_ms < NOT_READY_MS) {
+	if (err == -EAGAIN && clock__now_ms() - p->since_ms < NOT_READY_MS) {
 		p->state = NM_WAITING;
-		p->next_ms = now_ms() + RETRY_MS;
+		p->next_ms = clock__now_ms() + RETRY_MS;
 		return;
 	}
 	p->state = NM_SKIPPED;
@@ -205,14 +151,14 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 	unsigned open_ms = 0;
 	err = run(p, expr.buf, res, sizeof(res), &open_ms, reason);
 	strbuf_release(&expr);
-	if (err == -EADDRINUSE && now_ms() - p->since_ms < NOT_READY_MS) {
+	if (err == -EADDRINUSE && clock__now_ms() - p->since_ms < NOT_READY_MS) {
 		p->state = NM_WAITING;	/* another inspector has 9229 there: later */
-		p->next_ms = now_ms() + 1000;
+		p->next_ms = clock__now_ms() + 1000;
 		return;
 	}
-	if (err == -EAGAIN && now_ms() - p->since_ms < NOT_READY_MS) {
+	if (err == -EAGAIN && clock__now_ms() - p->since_ms < NOT_READY_MS) {
 		p->state = NM_WAITING;	/* still starting */
-		p->next_ms = now_ms() + RETRY_MS;
+		p->next_ms = clock__now_ms() + RETRY_MS;
 		return;
 	}
 	if (err == -EBUSY)
@@ -252,7 +198,7 @@ static void detach(struct nm_proc *p)
 /* The next process to look at now (lock held), or NULL; *wait_ms: when to look again. */
 static struct nm_proc *next(struct node_maps *m, int *wait_ms)
 {
-	uint64_t now = now_ms();
+	uint64_t now = clock__now_ms();
 
 	*wait_ms = 1000;
 	for (size_t i = 0; i < m->nr; i++) {
@@ -282,14 +228,7 @@ static void *worker(void *arg)
 			m->procs[i] = copy;
 			continue;
 		}
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += wait_ms / 1000;
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = clock__deadline(wait_ms);
 		pthread_cond_timedwait(&m->wake, &m->lock, &until);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -304,7 +243,7 @@ struct node_maps *node_maps__start(const char *lib)
 	if (lib)
 		snprintf(buf, sizeof(buf), "%s", lib);
 	else
-		default_lib(buf, sizeof(buf));
+		inject__beside_self("libkiln-nodeperf.so", buf, sizeof(buf));
 	if (!realpath(buf, m->lib) || access(m->lib, R_OK) < 0) {
 		log_warn("failed to find the node module '%s': %s (--nodejs-mode attach-maps names "
 			 "no JavaScript)", buf, strerror(errno));
@@ -346,7 +285,7 @@ void node_maps__note(struct node_maps *m, pid_t pid)
 			m->procs = xrealloc(m->procs, m->alloc * sizeof(*m->procs));
 		}
 		m->procs[m->nr++] = (struct nm_proc){ .pid = pid, .start = start,
-						      .since_ms = now_ms() };
+						      .since_ms = clock__now_ms() };
 		pthread_cond_signal(&m->wake);
 	}
 	pthread_mutex_unlock(&m->lock);

@@ -109,20 +109,4 @@ check() {
 
 _maps=()
 trap 'rm -f "${_maps[@]}"; cleanup' EXIT
-ran=() failed=() absent=() seen=()
-for name in ${KILN_NODE:-system debian 22 24}; do
-	if ! NODE=$(node_get "$name" 2>"$T/why"); then
-		absent+=("$name ($(cat "$T/why"))")
-		continue
-	fi
-	v8=$(node_v8 "$NODE")
-	[[ " ${seen[*]} " == *" $v8 "* ]] && continue	# the system node is Debian's 18
-	seen+=("$v8")
-	echo "== $name: $NODE ($("$NODE" --version), V8 $v8)"
-	ran+=("$name:V8-${v8%.*}")
-	check "$name" || failed+=("$name")
-done
-echo "ran: ${ran[*]:-none}; could not have: ${absent[*]:-none}"
-[ ${#ran[@]} -gt 0 ] || skip "no node could be had: ${absent[*]}"
-[ ${#failed[@]} -eq 0 ] || fail "attach-maps failed under: ${failed[*]}"
-pass "${ran[*]}"
+node_each check

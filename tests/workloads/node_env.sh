@@ -107,6 +107,31 @@ node_pick() {
 	skip "no node whose V8 kiln reads ($NODE_SUPPORTED_V8) could be had"
 }
 
+# node_each FUNC: runs FUNC NAME under each node this machine has or can fetch
+# (${KILN_NODE:-system debian 22 24}; a V8 already run is not run again: the system node
+# may be Debian's 18) with NODE set to it, then ends the test: passes when every FUNC
+# returned 0, fails naming those that did not, skips when no node could be had.
+node_each() {
+	local fn=$1 name node v8 ran=() failed=() absent=() seen=()
+	for name in ${KILN_NODE:-system debian 22 24}; do
+		if ! node=$(node_get "$name" 2>"$T/why"); then
+			absent+=("$name ($(cat "$T/why"))")
+			continue
+		fi
+		v8=$(node_v8 "$node")
+		[[ " ${seen[*]} " == *" $v8 "* ]] && continue
+		seen+=("$v8")
+		NODE=$node
+		echo "== $name: $NODE ($("$NODE" --version), V8 $v8)"
+		ran+=("$name:V8-${v8%.*}")
+		"$fn" "$name" || failed+=("$name")
+	done
+	echo "ran: ${ran[*]:-none}; could not have: ${absent[*]:-none}"
+	[ ${#ran[@]} -gt 0 ] || skip "no node could be had: ${absent[*]}"
+	[ ${#failed[@]} -eq 0 ] || fail "failed under: ${failed[*]}"
+	pass "${ran[*]}"
+}
+
 # node_real NODE: the node binary that node command NODE runs (for Debian's node from
 # build/, the one its wrapper execs).
 node_real() {
