@@ -401,10 +401,11 @@ static int on_ws(struct lws *wsi, enum lws_callback_reasons why, void *user, voi
 		break;
 	case LWS_CALLBACK_CLIENT_WRITEABLE:
 		if (request_due(s)) {
-			json_t *req = json_pack("{s:i,s:s,s:{s:s,s:b}}", "id", s->last_id + 1,
+			/* the command line API gives the expression node's require() */
+			json_t *req = json_pack("{s:i,s:s,s:{s:s,s:b,s:b}}", "id", s->last_id + 1,
 						"method", "Runtime.evaluate", "params", "expression",
 						s->phase == WS_EXPR ? s->expr : close_expr,
-						"returnByValue", 1);
+						"returnByValue", 1, "includeCommandLineAPI", 1);
 			char *m = json_dumps(req, JSON_COMPACT);
 			bool ok = m && send_text(s, wsi, m);
 			free(m);

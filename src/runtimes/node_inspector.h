@@ -42,7 +42,7 @@ int nodeinsp__probe(pid_t pid, struct nodeinsp_target *t, char *reason);
 #define NODEINSP_LATER "later"
 
 /* Opens t's inspector, evaluates the JavaScript expression expr in its main context
- * (returnByValue) and closes the inspector, each step bounded by timeout_ms. An expr that
+ * (returnByValue, with the command line API: require() is there) and closes the inspector, each step bounded by timeout_ms. An expr that
  * evaluates to NODEINSP_LATER is evaluated again every 20 ms in the same session, until
  * timeout_ms (then value is NODEINSP_LATER): one signal, one inspector, however long the
  * process takes to start. Writes the

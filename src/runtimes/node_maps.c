@@ -140,13 +140,37 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 		goto skip;
 	}
 	char *jlib = js_string(lib);
+	struct strbuf wexpr = STRBUF_INIT;
+	strbuf_addf(&wexpr, "(() => { if (typeof process !== 'object' || "
+		    "typeof process.dlopen !== 'function') return '" NODEINSP_LATER "'; "
+		    "const m = { exports: {} }; process.dlopen(m, %s); "
+		    "return m.exports.start(0); })()", jlib);
+	char *jwexpr = js_string(wexpr.buf);
 	strbuf_addf(&expr,
 		    "(() => { if (typeof process !== 'object' || typeof process.pid !== 'number') "
 		    "return '" NODEINSP_LATER "'; "
 		    "const m = { exports: {} }; process.dlopen(m, %s); "
-		    "globalThis[Symbol.for('" KILN_NODEPERF_KEY "')] = m.exports; "
-		    "return process.pid + ' ' + m.exports.start(%d); })()",
-		    jlib, p->t.same_pidns ? (int)getpid() : 0);
+		    "const e = { exports: m.exports, session: null }; "
+		    "globalThis[Symbol.for('" KILN_NODEPERF_KEY "')] = e; "
+		    "const r = m.exports.start(%d); "
+		    "if (r === 'ok' && typeof require === 'function') try { "
+		    "const s = new (require('inspector').Session)(); s.connect(); "
+		    "const w = JSON.stringify({ id: 1, method: 'Runtime.evaluate', "
+		    "params: { expression: %s } }); "
+		    "const tries = new Map(); "
+		    "const send = (id) => s.post('NodeWorker.sendMessageToWorker', "
+		    "{ sessionId: id, message: w }, () => {}); "
+		    "s.on('NodeWorker.attachedToWorker', (ev) => send(ev.params.sessionId)); "
+		    "s.on('NodeWorker.receivedMessageFromWorker', (ev) => { "
+		    "let v; try { v = JSON.parse(ev.params.message).result.result.value; } "
+		    "catch (err) {} const id = ev.params.sessionId, n = (tries.get(id) || 0) + 1; "
+		    "tries.set(id, n); if (v === '" NODEINSP_LATER "' && n < 500) send(id); }); "
+		    "s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }); "
+		    "e.session = s; } catch (err) {} "
+		    "return process.pid + ' ' + r; })()",
+		    jlib, p->t.same_pidns ? (int)getpid() : 0, jwexpr);
+	free(jwexpr);
+	strbuf_release(&wexpr);
 	free(jlib);
 	unsigned open_ms = 0;
 	err = run(p, expr.buf, res, sizeof(res), &open_ms, reason);
@@ -179,7 +203,9 @@ skip:
 static void detach(struct nm_proc *p)
 {
 	static const char expr[] = "(() => { const e = globalThis[Symbol.for('" KILN_NODEPERF_KEY
-				   "')]; return process.pid + ' ' + (e ? e.stop() : 'none'); })()";
+				   "')]; if (e && e.session) { try { e.session.disconnect(); } "
+				   "catch (err) {} e.session = null; } "
+				   "return process.pid + ' ' + (e ? (e.exports || e).stop() : 'none'); })()";
 	char reason[NODEINSP_REASON_MAX] = "", res[64] = "";
 	struct nodeinsp_target t;
 

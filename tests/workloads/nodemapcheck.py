@@ -14,6 +14,10 @@ JavaScript frames are named from a perf map ("JS:*phase /path/node_ratio.js:33:1
       tiering is slower, a tenth of the samples of a run attached 1 s after the start),
       dispatch, alpha or beta compiled on their own.
 
+  nodemapcheck.py threads COL FUNC... MIN
+      each FUNC (the functions of node_workers.js's threads) is named by a perf-map frame
+      in MIN samples at least, and no stack names two of them.
+
 Lines are '<index>;<container>;<comm>;<frames...> <count>'. Exit 0 when the check holds.
 """
 import sys
@@ -24,7 +28,35 @@ TAGS = ("JS:", "LazyCompile:", "Function:")
 FUNCTIONS = ("phase", "dispatch", "alpha", "beta")
 
 
+def named(frame):
+    """The function a perf-map frame names ("JS:*phase /x.js:3:1" -> "phase"; a tier mark
+    ~^+* and, from V8 13, ' may precede it), or None."""
+    for tag in TAGS:
+        if frame.startswith(tag):
+            return frame[len(tag):].lstrip("~^+*'").split(" ")[0]
+    return None
+
+
+def threads(path, funcs, want):
+    counts = {f: 0 for f in funcs}
+    mixed = 0
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            frames, _, count = line.rstrip("\n").rpartition(" ")
+            names = {named(p) for p in frames.split(";")} & set(funcs)
+            for n in names:
+                counts[n] += int(count)
+            mixed += int(count) if len(names) > 1 else 0
+    print(", ".join(f"{f}: {n} samples" for f, n in counts.items()),
+          f"; two in one stack: {mixed} (want >= {want} each, 0)")
+    sys.exit(0 if mixed == 0 and all(n >= want for n in counts.values()) else 1)
+
+
 def main():
+    if len(sys.argv) >= 5 and sys.argv[1] == "threads":
+        threads(sys.argv[2], sys.argv[3:-1], int(sys.argv[-1]))
     if len(sys.argv) != 4 or sys.argv[1] != "phase":
         sys.exit(__doc__)
     total = named = 0
