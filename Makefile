@@ -53,6 +53,10 @@ endif
 deps:
 	$(Q)./scripts/install-deps.sh
 
+# `make -s print-LDLIBS`: a variable's value, for the bench programs linked against libkiln
+print-%:
+	@echo $($*)
+
 $(BUILD)/kiln: $(BUILD)/obj/src/main.o $(BUILD)/libkiln.a
 	@echo "  LD      $@"
 	$(Q)$(CC) -o $@ $^ $(LDLIBS)

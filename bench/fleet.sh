@@ -22,9 +22,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 hosts=${1:-1000} hours=${2:-24} rows=${3:-300}
 make -s all
-pkgs="libelf libdw libdebuginfod liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash libbpf re2"
-cc -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Isrc $(pkg-config --cflags $pkgs) -include src/util/banned.h \
-	-o build/bench-server bench/server.c build/libkiln.a $(pkg-config --libs $pkgs) -lstdc++ -lpthread -lm
+cc -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Isrc $(make -s print-PKG_CFLAGS) -include src/util/banned.h \
+	-o build/bench-server bench/server.c build/libkiln.a $(make -s print-LDLIBS)
 
 set +e
 . tests/lib.sh

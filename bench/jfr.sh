@@ -9,9 +9,8 @@ cd "$(dirname "$0")/.."
 command -v java >/dev/null && command -v javac >/dev/null && command -v jfr >/dev/null ||
 	{ echo "bench/jfr.sh: needs a JDK (java, javac, jfr)" >&2; exit 2; }
 make -s all
-pkgs="libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash re2"
-cc -std=c11 -D_GNU_SOURCE -O2 -g -Isrc -Ibuild/gen $(pkg-config --cflags $pkgs) -include src/util/banned.h \
-	-o build/bench-jfr bench/jfr.c build/libkiln.a $(pkg-config --libs $pkgs) -lstdc++ -lpthread -lm
+cc -std=c11 -D_GNU_SOURCE -O2 -g -Isrc -Ibuild/gen $(make -s print-PKG_CFLAGS) -include src/util/banned.h \
+	-o build/bench-jfr bench/jfr.c build/libkiln.a $(make -s print-LDLIBS)
 dir=$(mktemp -d /tmp/kiln-bench-jfr.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 cat >"$dir/Work.java" <<'JAVA'

@@ -5,9 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s all
-pkgs="libelf libdw liblzma zlib jansson libcurl libmicrohttpd sqlite3 libprotobuf-c libxxhash re2"
-cc -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Isrc $(pkg-config --cflags $pkgs) -include src/util/banned.h \
-	-o build/bench-server bench/server.c build/libkiln.a $(pkg-config --libs $pkgs) -lstdc++ -lpthread -lm
+cc -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Isrc $(make -s print-PKG_CFLAGS) -include src/util/banned.h \
+	-o build/bench-server bench/server.c build/libkiln.a $(make -s print-LDLIBS)
 if [ $# -ge 1 ]; then
 	exec nice build/bench-server "$@"
 fi

@@ -28,7 +28,7 @@ check() {	# EXE NAME_A NAME_B
 	echo "== $comm"
 	colcheck shares "$COL" "$comm" "$2_[i]=70" "$3_[i]=30" ||
 		fail "$comm: the inlined functions are not shown with their shares"
-	colcheck frac "$COL" "$comm" '^mixer(\(\))?$' 0.95 || fail "$comm: mixer is missing"
+	colcheck frac "$COL" "$comm" '^mixer(\((int)?\))?$' 0.95 || fail "$comm: mixer is missing"
 }
 check "$T/cinline" inlA inlB
 check "$T/split/cinline_dbg" inlA inlB
