@@ -33,21 +33,26 @@ check() {
 	# the on-stack-replacement code of phase's loop when V8 made it before the attach and
 	# keeps entering it; such code stays unnamed (docs/agent.md), in about a third of the
 	# runs here
-	(cd "$D" && exec "$NODE" --no-use-osr "$W/node_ratio.js" 120 >/dev/null 2>"$D/ratio.err") &
+	(cd "$D" && exec "$NODE" --no-use-osr "$W/node_ratio.js" 120 >"$D/ratio.out" 2>"$D/ratio.err") &
 	ratio=$!
 	# the other one starts during the session, as a child of a process kiln was given,
 	# under a name of its own (the comm of its samples), as another user (nobody: kiln
 	# copies the module into /tmp for it)
 	local newnode
 	newnode=$(node_as "nodenew$name" setpriv --reuid=nobody --regid=nogroup --clear-groups)
-	(cd "$D" && exec bash -c "sleep 2; exec '$newnode' '$W/node_newfn.js' 120 0 20 >'$D/newfn.out' 2>'$D/newfn.err'") &
+	# (1 s after kiln started: $D/go)
+	(cd "$D" && exec bash -c "while [ ! -e '$D/go' ]; do sleep 0.1; done; sleep 1; exec '$newnode' '$W/node_newfn.js' 120 0 20 >'$D/newfn.out' 2>'$D/newfn.err'") &
 	newfn=$!	# the same pid once bash has exec'd node
 	reap $ratio $newfn
 	_maps+=("/tmp/perf-$ratio.map" "/tmp/perf-$newfn.map")
-	sleep 1	# past start-up: phase is optimized
+	# past start-up (Debian's 18 takes seconds on a loaded host: its samples would count
+	# against the map), then phase is optimized
+	for _ in $(seq 300); do grep -q ready "$D/ratio.out" 2>/dev/null && break; sleep 0.1; done
+	sleep 1
 	: >"$D/record.log"
 	"$KILN" record -o "$T/out" -d 8 -f 199 --no-flamegraph --nodejs-mode attach-maps \
 		--pids "$ratio,$newfn" >"$D/record.log" 2>&1 & kiln=$!
+	touch "$D/go"
 	# until kiln says both write their maps (or it ends): the second one is attached once
 	# it has exec'd node and handles SIGUSR1
 	while kill -0 $kiln 2>/dev/null && [ "$(grep -c 'writes /tmp/perf-' "$D/record.log")" -lt 2 ]; do
