@@ -8,8 +8,8 @@
 # of the workload's samples that name the function running (alpha or beta). Beside them
 # a Node-native profiler, the Pyroscope SDK (@pyroscope/nodejs, installed with npm into
 # build/bench-npm at bench time; bench/node_pyroscope.js preloads it into the workload,
-# whose wall profiler, V8's CpuProfiler, samples at the same rate and names inlined
-# functions); it runs inside the process, so its CPU is the workload's CPU time above the
+# whose wall profiler, V8's CpuProfiler, samples at the same rate; its stacks name the
+# code object's function, so inlined functions vanish there too); it runs inside the process, so its CPU is the workload's CPU time above the
 # unprofiled runs' median plus what its start and its stop and upload (to a sink on
 # loopback) took, and can read below 0 where the cost is within the noise. Needs root,
 # build/kiln and perf (linux-perf). PROFILERS="kiln perf pyroscope" picks some; ROUNDS

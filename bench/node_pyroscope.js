@@ -1,6 +1,6 @@
 // Preloaded (node -r) by bench/node.sh into its workload to run a Node-native profiler on
 // the same work: the Pyroscope Node.js SDK (@pyroscope/nodejs, its wall profiler: V8's
-// CpuProfiler through @datadog/pprof, which names inlined functions) at KILN_BENCH_HZ,
+// CpuProfiler through @datadog/pprof) at KILN_BENCH_HZ,
 // pushing to KILN_BENCH_PYRO_URL (a sink on loopback) once, when the workload is done.
 // Writes the CPU seconds the SDK took outside the workload's own measure (its require and
 // start before the workload runs, its stop and upload after) into KILN_BENCH_PYRO_STOP.
