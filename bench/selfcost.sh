@@ -16,12 +16,15 @@
 # processes only (--pids): instructions, which the machine's load does not change. Prints
 # the total Ir, the sampling path's (session__run) per sample, the write-out's
 # (session__flush), and the functions by inclusive Ir. Same SECONDS to compare builds.
-# --perf: also `perf record -g` kiln during the run and print where its CPU went.
+# --perf: also `perf record -g` kiln during the steady window and print where its CPU went.
+# --mix-only: kiln on the mix's processes only (--pids, as --callgrind): what else runs on
+# the machine (other builds, tests) then changes less of kiln's work from run to run.
+# KEEP=1 keeps the scratch dir (callgrind's output, perf.data) and prints it.
 # KILN=path picks the binary (build/kiln). Needs root, g++, go, ruby, node, JDK 17.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-HZ=11 SECS=30 REPS=1 CG="" PERF=""
+HZ=11 SECS=30 REPS=1 CG="" PERF="" MIXONLY=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	-f) HZ=$2; shift ;;
@@ -29,7 +32,8 @@ while [ $# -gt 0 ]; do
 	-n) REPS=$2; shift ;;
 	--callgrind) CG=1 ;;
 	--perf) PERF=1 ;;
-	*) sed -n '2,22p' "$0"; exit 2 ;;
+	--mix-only) MIXONLY=1 ;;
+	*) sed -n '2,25p' "$0"; exit 2 ;;
 	esac
 	shift
 done
@@ -41,7 +45,7 @@ JDK=/usr/lib/jvm/java-17-openjdk-amd64/bin
 PEERS=$ROOT/bench/peers
 T=$(mktemp -d /tmp/kiln-selfcost.XXXXXX)
 MIX=()
-trap 'stop_mix; rm -rf "$T"' EXIT
+trap 'stop_mix; [ -n "${KEEP:-}" ] && echo "kept $T" || rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
 . "$PEERS/mix.sh"
 
@@ -73,12 +77,14 @@ fi
 res=()
 for rep in $(seq "$REPS"); do
 	start_mix "$SECS"
-	"$KILN" record -q -f "$HZ" -d "$SECS" --no-flamegraph -o "$T/k" &
+	only=()
+	[ -n "$MIXONLY" ] && only=(--pids "$(IFS=,; echo "${MIX[*]}")")
+	"$KILN" record -q -f "$HZ" -d "$SECS" --no-flamegraph "${only[@]}" -o "$T/k" &
 	k=$!
-	[ -n "$PERF" ] && { perf record -q -g -p "$k" -o "$T/perf.data" -- sleep "$((SECS - 2))" \
-		>/dev/null 2>&1 & }
 	lo=$(awk -v s="$SECS" 'BEGIN { printf "%d", s * 0.4 }')
 	hi=$(awk -v s="$SECS" 'BEGIN { printf "%d", s * 0.95 }')
+	[ -n "$PERF" ] && { sleep "$lo"; perf record -q -g -p "$k" -o "$T/perf.data" -- \
+		sleep "$((hi - lo))" >/dev/null 2>&1; } &
 	c0=0 prev=0 t=0 w0="" w1="" hwm=0
 	: >"$T/compiles"
 	while kill -0 "$k" 2>/dev/null; do

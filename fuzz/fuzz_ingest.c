@@ -7,6 +7,7 @@
 #include "fuzz.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -70,10 +71,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	r = data[0] % (sizeof(routes) / sizeof(routes[0]));
 	data++, size--;
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		perror("fuzz_ingest: connect");
-		abort();
+	/* libFuzzer's timeout alarm may interrupt a connect that waits for the server's
+	 * backlog on a loaded machine: that is no finding, so connect again */
+	for (;;) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			break;
+		if (fd < 0 || errno != EINTR) {
+			perror("fuzz_ingest: connect");
+			abort();
+		}
+		close(fd);
 	}
 	n = snprintf(head, sizeof(head), "POST %s HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\n"
 		     "Content-Type: %s\r\n%s%s%sGPROFILER-SERVICE-NAME: fz\r\n"

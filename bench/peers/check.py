@@ -36,6 +36,7 @@ WANT = {"deep": 0.75, "python": 0.70, "ruby": 0.70, "java": 0.75, "go": 0.70}
 def base(frame):
     """a frame's function name, without the decorations each tool adds"""
     f = re.sub(r"_\[[a-z0-9]+\]$", "", frame.strip())
+    f = re.sub(r" - \S+:\d+$", "", f)      # rbspy: func - file.rb:line
     f = re.sub(r" \(.*\)$", "", f)          # func (file:line)
     f = re.sub(r"\(.*$", "", f) if not f.startswith("(") else f  # Java signatures
     f = f.replace("$", ".").replace("::", ".").replace("/", ".")

@@ -32,6 +32,24 @@ static const char *const wanted[] = { ".eh_frame", ".eh_frame_hdr", ".debug_fram
 				      ".gnu_debuglink", ".gopclntab", ".data.rel.ro.gopclntab",
 				      ".go.module" };
 
+/* The pages of b's image in [start, start + len) (start page-aligned) not touched yet:
+ * what copying there adds to its memory (the entries of a lazy copy share pages). */
+static uint64_t new_pages(const struct unwind_elf *b, uint64_t start, uint64_t len)
+{
+	unsigned char v[256];
+	uint64_t n = 0, pages = (len + PAGE - 1) / PAGE;
+
+	for (uint64_t i = 0; i < pages; i += sizeof(v)) {
+		uint64_t k = pages - i < sizeof(v) ? pages - i : sizeof(v);
+
+		if (mincore((char *)b->map + start + i * PAGE, k * PAGE, v) != 0)
+			return pages - i + n;	/* cannot tell: count them all */
+		for (uint64_t j = 0; j < k; j++)
+			n += !(v[j] & 1);
+	}
+	return n;
+}
+
 /* Copies [off, off + len) of file fd into b's image (clamped to the file). Returns false
  * when the file is shorter than it was when sized: it changed while being read. */
 static bool copy_range(struct unwind_elf *b, int fd, uint64_t off, uint64_t len)
@@ -40,9 +58,10 @@ static bool copy_range(struct unwind_elf *b, int fd, uint64_t off, uint64_t len)
 		return true;	/* a corrupt header: libelf rejects what it points at */
 	if (len > b->map_len - off)
 		len = b->map_len - off;
-	b->bytes += len + PAGE;	/* the pages touched, about */
-	/* one fault-in for the range rather than a fault per page (Linux 5.14) */
 	uint64_t start = (off & ~(PAGE - 1));
+
+	b->bytes += new_pages(b, start, off + len - start) * PAGE;
+	/* one fault-in for the range rather than a fault per page (Linux 5.14) */
 	madvise((char *)b->map + start, off + len - start, MADV_POPULATE_WRITE);
 	return io__pread_all(fd, (char *)b->map + off, len, off) == 0;
 }
@@ -71,9 +90,16 @@ static Elf64_Shdr shdr_at(const struct unwind_elf *b, uint64_t shoff, uint64_t i
 	return sh;
 }
 
+/* The index in wanted of the lazily read sections: .eh_frame (when .eh_frame_hdr is there)
+ * and the Go ones, which only listing a table reads. */
+#define W_EH 0
+#define W_HDR 1
+#define W_GO 4
+
 /* Fills b's image from fd: the ELF header, program and section headers, the section name
- * table, and the wanted sections. Returns 0 or a negative errno. */
-static int read_image(struct unwind_elf *b, int fd)
+ * table, and the wanted sections (with lazy, not .eh_frame when .eh_frame_hdr is there, nor
+ * the Go sections). Returns 0 or a negative errno. */
+static int read_image(struct unwind_elf *b, int fd, bool lazy)
 {
 	Elf64_Ehdr eh;
 
@@ -119,15 +145,31 @@ static int read_image(struct unwind_elf *b, int fd)
 	}
 	uint64_t at[2] = { 0, 0 };	/* indexes of .eh_frame and .eh_frame_hdr */
 
+	for (uint64_t i = 1; lazy && i < shnum; i++) {
+		Elf64_Shdr sh = shdr_at(b, eh.e_shoff, i);
+
+		if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0 &&
+		    wanted_name(strtab, strtab_len, sh.sh_name) == W_HDR)
+			at[W_HDR] = i;
+	}
 	for (uint64_t i = 1; i < shnum; i++) {
 		Elf64_Shdr sh = shdr_at(b, eh.e_shoff, i);
 		int w = wanted_name(strtab, strtab_len, sh.sh_name);
 
 		if (sh.sh_type == SHT_NOBITS || (sh.sh_type != SHT_NOTE && w < 0))
 			continue;
+		if (lazy && w >= W_GO)
+			continue;
+		if (lazy && w == W_EH && at[W_HDR] && !b->lazy) {
+			b->lazy = true;
+			b->eh_off = sh.sh_offset;
+			b->eh_len = sh.sh_size;
+			at[W_EH] = i;
+			continue;
+		}
 		if (!copy_range(b, fd, sh.sh_offset, sh.sh_size))
 			return -EIO;
-		if (w == 0 || w == 1)	/* .eh_frame, .eh_frame_hdr */
+		if (w == W_EH || w == W_HDR)
 			at[w] = i;
 	}
 	/* libdw uses .eh_frame_hdr's binary search table only when that section comes
@@ -144,7 +186,7 @@ static int read_image(struct unwind_elf *b, int fd)
 }
 
 /* Reads file fd (owned from here on, also on failure) into b. */
-static int open_elf(struct unwind_elf *b, int fd)
+static int open_elf(struct unwind_elf *b, int fd, bool lazy)
 {
 	struct stat st;
 	int err;
@@ -168,7 +210,7 @@ static int open_elf(struct unwind_elf *b, int fd)
 		close(fd);
 		return -ENOMEM;
 	}
-	err = read_image(b, fd);
+	err = read_image(b, fd, lazy);
 	close(fd);
 	if (err == 0) {
 		b->elf = elf_memory(b->map, b->map_len);
@@ -208,14 +250,82 @@ static int open_vdso(struct unwind_elf *b)
 	return 0;
 }
 
-int unwind_elf_open(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m)
+static int open_any(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m,
+		    bool lazy)
 {
 	memset(b, 0, sizeof(*b));
 	if (m->path && strcmp(m->path, "[vdso]") == 0)
 		return open_vdso(b);
 	if (!binary__has_file(m))
 		return -ENOENT;
-	return open_elf(b, binary__open(p, m));
+	return open_elf(b, binary__open(p, m), lazy);
+}
+
+int unwind_elf_open(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m)
+{
+	return open_any(b, p, m, false);
+}
+
+int unwind_elf_open_lazy(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m)
+{
+	return open_any(b, p, m, true);
+}
+
+/* Reads the CFI entry at offset off of lazy b's .eh_frame (its length, then the rest) from
+ * fd into the copy; *id gets its CIE pointer (0: a CIE) and *id_at where that was. */
+static int read_entry(struct unwind_elf *b, int fd, uint64_t off, uint32_t *id, uint64_t *id_at)
+{
+	uint32_t len32;
+	uint64_t len, hdr = 4;
+	const char *at = (const char *)b->map + b->eh_off;
+
+	if (off > b->eh_len || b->eh_len - off < 8 || !copy_range(b, fd, b->eh_off + off, 8))
+		return -EIO;
+	memcpy(&len32, at + off, 4);
+	len = len32;
+	if (len32 == 0xffffffffu)	/* 64-bit DWARF: not in .eh_frame, refused */
+		return -EIO;
+	if (len < 4 || len > b->eh_len - off - hdr)
+		return -EIO;
+	if (!copy_range(b, fd, b->eh_off + off, hdr + len))
+		return -EIO;
+	memcpy(id, at + off + hdr, 4);
+	*id_at = off + hdr;
+	return 0;
+}
+
+int unwind_elf_read_eh(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m,
+		       uint64_t off)
+{
+	struct unwind_elf now = { 0 };
+	struct stat st;
+	uint32_t id, cie_id;
+	uint64_t id_at, cie_at;
+	int fd, err;
+
+	if (!b->lazy)
+		return 0;
+	fd = binary__open(p, m);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return -errno;
+	}
+	now.dev = st.st_dev;
+	now.ino = st.st_ino;
+	now.size = st.st_size;
+	now.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	err = unwind_elf_same_file(&now, b) ? read_entry(b, fd, off, &id, &id_at) : -ESTALE;
+	/* an FDE's CIE pointer is the distance back from where it is to its CIE */
+	if (err == 0 && (id == 0 || id > id_at))
+		err = -EIO;
+	if (err == 0)
+		err = read_entry(b, fd, id_at - id, &cie_id, &cie_at);
+	if (err == 0 && cie_id != 0)
+		err = -EIO;
+	close(fd);
+	return err;
 }
 
 bool unwind_elf_same_file(const struct unwind_elf *a, const struct unwind_elf *b)
@@ -243,7 +353,7 @@ int unwind_elf_open_debug(struct unwind_elf *d, const struct unwind_elf *b,
 	if (!binary__has_file(m))
 		return -ENOENT;
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);
-	if (open_elf(d, debugfile__open(b->elf, root, m->path)) != 0)
+	if (open_elf(d, debugfile__open(b->elf, root, m->path), false) != 0)
 		return -ENOENT;
 	if (!unwind_elf_has_section(d->elf, ".debug_frame")) {
 		unwind_elf_close(d);

@@ -30,6 +30,9 @@ struct unwind_elf {
 	ino_t ino;
 	off_t size;
 	int64_t mtime_ns;
+	/* read lazily (unwind_elf_open_lazy): .eh_frame left unread, at this file offset */
+	bool lazy;
+	uint64_t eh_off, eh_len;
 };
 
 /* Reads the binary of mapping m of process p through binary__open() (map_files, the
@@ -38,6 +41,20 @@ struct unwind_elf {
  * no file, -ENOEXEC for a file that is not a 64-bit ELF, -EIO for a short read). Close
  * with unwind_elf_close(). */
 int unwind_elf_open(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m);
+
+/* The same, but leaves .eh_frame unread when .eh_frame_hdr's search table is there (libdw
+ * then reads only the entries a lookup finds through it), and the Go sections: what
+ * compiling more FDEs of a table already listed needs, without copying the whole section
+ * (megabytes for a large binary) each time a closed CFI is read again. Read the entries
+ * with unwind_elf_read_eh() before libdw looks at them. */
+int unwind_elf_open_lazy(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m);
+
+/* Reads into lazy b the .eh_frame entry at offset off of the section and the CIE it
+ * names, from the file of mapping m of p, when that file is still the one b was read from
+ * (device, inode, size, mtime). Returns 0 (also for b not lazy), or a negative errno:
+ * -ESTALE for another file, -EIO for an entry that does not fit the section. */
+int unwind_elf_read_eh(struct unwind_elf *b, const struct proc_ref *p, const struct mapping *m,
+		       uint64_t off);
 
 /* Reads the separate debug file of binary b (mapping m of p) when it holds .debug_frame,
  * found by debugfile__open() (build-id directory, .gnu_debuglink with its CRC) under the

@@ -19,6 +19,7 @@
 #define IDLE_NS (30ull * 1000000000ull)	/* open CFI unused this long is closed */
 #define MAX_OPEN 128
 #define KEY_MAX (1 + MAPPING_BUILD_ID_MAX + 16)
+#define MAX_VERDICTS 16384	/* frame-pointer verdicts kept past their tables */
 
 struct entry {
 	struct unwind_table t;
@@ -40,11 +41,12 @@ struct entry {
 
 struct unwind_cache {
 	struct hashmap *map;	/* key -> struct entry */
+	struct hashmap *verdicts;	/* binary (key, size, mtime) -> UNWIND_FP_* */
 	struct entry lru;	/* list head */
 	struct entry opened;	/* open list head */
 	unsigned nopen, max_open;
 	uint64_t bytes, limit;
-	uint64_t builds, evictions, reopens;
+	uint64_t builds, evictions, reopens, fetches;
 	uint64_t gets;
 };
 
@@ -66,6 +68,7 @@ struct unwind_cache *unwind_cache__new(uint64_t limit, bool rows_if_fp)
 	struct unwind_cache *c = xcalloc(1, sizeof(*c));
 
 	c->map = hashmap__new();
+	c->verdicts = hashmap__new();
 	c->lru.prev = c->lru.next = &c->lru;
 	c->opened.oprev = c->opened.onext = &c->opened;
 	c->max_open = MAX_OPEN;
@@ -139,6 +142,7 @@ void unwind_cache__free(struct unwind_cache *c)
 		entry_free(c, e);
 	}
 	hashmap__free(c->map);
+	hashmap__free(c->verdicts);
 	free(c);
 }
 
@@ -210,11 +214,12 @@ static void evict(struct unwind_cache *c, struct entry *keep)
 }
 
 /* Reads the binary of m, and its separate debug file when with_debug says so (-1: when
- * the binary has no .debug_frame of its own), into e->b and e->d. */
+ * the binary has no .debug_frame of its own), into e->b and e->d; with lazy, .eh_frame
+ * only as its entries are needed (see fetch()). */
 static int read_binary(struct entry *e, const struct proc_ref *p, const struct mapping *m,
-		       int with_debug, struct unwind_sources *src)
+		       int with_debug, bool lazy, struct unwind_sources *src)
 {
-	int err = unwind_elf_open(&e->b, p, m);
+	int err = lazy ? unwind_elf_open_lazy(&e->b, p, m) : unwind_elf_open(&e->b, p, m);
 
 	memset(&e->d, 0, sizeof(e->d));
 	if (err)
@@ -228,16 +233,42 @@ static int read_binary(struct entry *e, const struct proc_ref *p, const struct m
 	return 0;
 }
 
-/* Reads and lists the binary of m into e. */
+/* The key of e's frame-pointer verdict: its cache key, and the file's size and mtime (a
+ * binary rewritten in place keeps its inode). Returns its length. */
+static size_t verdict_key(const struct entry *e, uint8_t *key)
+{
+	memcpy(key, e->key, e->keylen);
+	memcpy(key + e->keylen, &e->b.size, sizeof(e->b.size));
+	memcpy(key + e->keylen + sizeof(e->b.size), &e->b.mtime_ns, sizeof(e->b.mtime_ns));
+	return e->keylen + sizeof(e->b.size) + sizeof(e->b.mtime_ns);
+}
+
+/* Reads and lists the binary of m into e. A binary listed before (its table evicted
+ * since) keeps its frame-pointer verdict: 256 FDEs are not compiled again to decide it. */
 static void build(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
 		  const struct mapping *m)
 {
 	struct unwind_sources src = { 0 };
 	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint8_t vkey[KEY_MAX + 16];
+	size_t vlen = 0;
 
-	e->err = read_binary(e, p, m, -1, &src);
+	e->err = read_binary(e, p, m, -1, false, &src);
 	if (e->err == 0) {
+		void **v;
+
+		vlen = verdict_key(e, vkey);
+		if ((v = hashmap__find(c->verdicts, vkey, vlen)))
+			src.fp_known = (uint8_t)(uintptr_t)*v;
 		e->err = unwind_table_init(&e->t, &src, &e->cfi);
+		if (e->err == 0 && !src.fp_known) {
+			bool created;
+
+			if (hashmap__count(c->verdicts) >= MAX_VERDICTS)
+				hashmap__clear(c->verdicts);
+			v = hashmap__insert(c->verdicts, vkey, vlen, &created);
+			*v = (void *)(uintptr_t)(e->t.fp_built ? UNWIND_FP_YES : UNWIND_FP_NO);
+		}
 		e->file = e->b;
 		e->file.elf = NULL, e->file.map = e->file.mem = NULL;
 		if (e->err == 0 && e->t.nfde > e->t.compiled) {
@@ -271,7 +302,9 @@ static bool reopen(struct unwind_cache *c, struct entry *e, const struct proc_re
 
 	if (e->reopen_failed_at && now_ns() - e->reopen_failed_at < RETRY_NS)
 		return false;
-	err = read_binary(e, p, m, e->t.secs[SRC_DBG].size != 0, &src);
+	/* the table is listed: with .eh_frame_hdr's table, libdw reads only the entries it
+	 * looks up, so the copy needs only those (a megabyte section is not read again) */
+	err = read_binary(e, p, m, e->t.secs[SRC_DBG].size != 0, e->t.eh_by_table, &src);
 	if (err == 0 && e->key[0] == 'B' &&
 	    (dwelf_elf_gnu_build_id(e->b.elf, &id) != (ssize_t)(e->keylen - 1) ||
 	     memcmp(id, e->key + 1, e->keylen - 1) != 0))
@@ -290,8 +323,36 @@ static bool reopen(struct unwind_cache *c, struct entry *e, const struct proc_re
 	}
 	e->reopen_failed_at = 0;
 	c->reopens++;
+	log_debug("unwind CFI of '%s' read again (%zu KiB; %u open, %llu MiB cached)",
+		  m->path ? m->path : "?", (size_t)((e->b.bytes + e->d.bytes) >> 10), c->nopen,
+		  (unsigned long long)(c->bytes >> 20));
 	touch_open(c, e);
 	return true;
+}
+
+/* Reads the .eh_frame entries the FDE at vaddr needs into e's lazily read copy. Returns
+ * false when they cannot be read (the process is gone, the binary changed): then e's CFI
+ * is closed, read again after a few seconds, and nothing is compiled from bytes not read. */
+static bool fetch(struct unwind_cache *c, struct entry *e, const struct proc_ref *p,
+		  const struct mapping *m, uint64_t vaddr)
+{
+	uint64_t off;
+	int need, err;
+
+	if (!e->b.lazy)
+		return true;
+	need = unwind_table_eh_entry(&e->t, e->b.elf, vaddr, &off);
+	if (need == 0)
+		return true;
+	err = need < 0 ? -ENOENT : unwind_elf_read_eh(&e->b, p, m, off);
+	if (err == 0) {
+		c->fetches++;
+		return true;
+	}
+	log_debug("failed to read an FDE of '%s': %s", m->path ? m->path : "?", strerror(-err));
+	close_cfi(c, e);
+	e->reopen_failed_at = now_ns();
+	return false;
 }
 
 const struct unwind_table *unwind_cache__get(struct unwind_cache *c, const struct proc_ref *p,
@@ -344,6 +405,8 @@ const struct unwind_rule *unwind_cache__find(struct unwind_cache *c, const struc
 		if (!need || !reopen(c, e, p, m))
 			return r;
 	}
+	if (!fetch(c, e, p, m, vaddr))
+		return NULL;
 	r = unwind_table_find(&e->t, vaddr, &e->cfi, NULL);
 	if (e->t.compiled != compiled) {
 		touch_open(c, e);
@@ -377,6 +440,11 @@ uint64_t unwind_cache__evictions(const struct unwind_cache *c)
 uint64_t unwind_cache__reopens(const struct unwind_cache *c)
 {
 	return c->reopens;
+}
+
+uint64_t unwind_cache__fetches(const struct unwind_cache *c)
+{
+	return c->fetches;
 }
 
 unsigned unwind_cache__open(const struct unwind_cache *c)

@@ -6,7 +6,9 @@
  * the binary's CFI open (a private copy of its CFI sections, no descriptor): at most a
  * fixed number of binaries at once, least-recently-compiled closed first, any left idle
  * for half a minute, and all but the one in use before any table is evicted for bytes. A closed binary is read again through the sample's process on
- * the next FDE not compiled yet, and used only if it is the same binary (build-id, or
+ * the next FDE not compiled yet, without its .eh_frame when .eh_frame_hdr's table listed
+ * it (each FDE and its CIE are then read as they are compiled, so a large binary costs a
+ * few pages, not its whole section, each time), and used only if it is the same binary (build-id, or
  * device, inode, size and mtime; same headers and CFI sections): a binary replaced,
  * truncated or deleted since gives "no CFI" for the FDEs not compiled, never a wrong row.
  * Binaries are opened through /proc/<pid>/map_files or /proc/<pid>/root while the
@@ -56,6 +58,8 @@ uint64_t unwind_cache__bytes(const struct unwind_cache *c);
 uint64_t unwind_cache__builds(const struct unwind_cache *c);
 uint64_t unwind_cache__evictions(const struct unwind_cache *c);
 uint64_t unwind_cache__reopens(const struct unwind_cache *c);
+/* .eh_frame entries read one by one into binaries read again lazily (unwind_elf_open_lazy) */
+uint64_t unwind_cache__fetches(const struct unwind_cache *c);
 unsigned unwind_cache__open(const struct unwind_cache *c);
 
 #endif

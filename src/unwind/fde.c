@@ -284,13 +284,48 @@ static bool hdr_table(Elf_Scn *hdr, const uint8_t **tab, uint64_t *count, uint64
 	return true;
 }
 
-int fde_list_add_sorted(struct fde_list *l, Elf *elf, Elf_Scn *scn, Elf_Scn *hdr)
+bool fde_hdr_find(Elf_Scn *hdr, uint64_t vaddr, uint64_t *fde_vaddr)
+{
+	const uint8_t *tab;
+	uint64_t count, hdr_addr, a = 0, b;
+
+	if (!hdr || !hdr_table(hdr, &tab, &count, &hdr_addr))
+		return false;
+	b = count;
+	while (a < b) {	/* the first entry at or after vaddr */
+		uint64_t mid = a + (b - a) / 2;
+		int32_t loc;
+
+		memcpy(&loc, tab + 8 * mid, 4);
+		if (hdr_addr + (uint64_t)(int64_t)loc < vaddr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	int32_t loc, fde;
+
+	if (a == count)
+		return false;
+	memcpy(&loc, tab + 8 * a, 4);
+	memcpy(&fde, tab + 8 * a + 4, 4);
+	if (hdr_addr + (uint64_t)(int64_t)loc != vaddr)
+		return false;
+	*fde_vaddr = hdr_addr + (uint64_t)(int64_t)fde;
+	return true;
+}
+
+int fde_list_add_sorted(struct fde_list *l, Elf *elf, Elf_Scn *scn, Elf_Scn *hdr,
+			bool *by_table)
 {
 	const uint8_t *tab;
 	uint64_t count, hdr_addr;
 	struct fde_scan s;
 	int added = 0;
+	bool ignored;
 
+	if (!by_table)
+		by_table = &ignored;
+	*by_table = false;
 	if (!hdr || !hdr_table(hdr, &tab, &count, &hdr_addr) || count == 0 ||
 	    scan_init(&s, elf, scn, true) != 0)
 		return fde_list_add(l, elf, scn, true);
@@ -321,6 +356,7 @@ int fde_list_add_sorted(struct fde_list *l, Elf *elf, Elf_Scn *scn, Elf_Scn *hdr
 		added++;
 	}
 	hashmap__free(s.cies);
+	*by_table = true;
 	return added;
 scan:
 	hashmap__free(s.cies);

@@ -29,8 +29,14 @@ int fde_list_add(struct fde_list *l, Elf *elf, Elf_Scn *scn, bool eh_frame);
 /* The same for .eh_frame scn, in the order of the binary search table of .eh_frame_hdr
  * hdr (sorted by address, which the section's own order is not: cold parts, startup code),
  * so that no sort is needed; falls back to fde_list_add() when hdr is NULL or its table
- * is not one that points at scn's FDEs. Same return convention. */
-int fde_list_add_sorted(struct fde_list *l, Elf *elf, Elf_Scn *scn, Elf_Scn *hdr);
+ * is not one that points at scn's FDEs. Same return convention; *by_table (when not NULL)
+ * tells whether the table listed them. */
+int fde_list_add_sorted(struct fde_list *l, Elf *elf, Elf_Scn *scn, Elf_Scn *hdr,
+			bool *by_table);
+/* The vaddr of the FDE for the function at vaddr in the binary search table of
+ * .eh_frame_hdr hdr (exactly its initial location), as libdw finds it. Returns false when the
+ * table has none. */
+bool fde_hdr_find(Elf_Scn *hdr, uint64_t vaddr, uint64_t *fde_vaddr);
 /* Frees l's ranges and leaves it empty. */
 void fde_list_release(struct fde_list *l);
 

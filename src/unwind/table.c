@@ -376,12 +376,13 @@ int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,
 
 	scn = find_section(src->elf, ".eh_frame");
 	section_id(scn, &t->secs[SRC_EH]);
-	if (scn && fde_list_add_sorted(&eh, src->elf, scn,
-				       find_section(src->elf, ".eh_frame_hdr")) > 0)
+	if (scn && fde_list_add_sorted(&eh, src->elf, scn, find_section(src->elf, ".eh_frame_hdr"),
+				       &t->eh_by_table) > 0)
 		cfi->eh = dwarf_getcfi_elf(src->elf);
 	if (!cfi->eh) {
 		fde_list_release(&eh);
 		memset(&t->secs[SRC_EH], 0, sizeof(t->secs[SRC_EH]));
+		t->eh_by_table = false;
 	}
 	if (eh.n)
 		sort(eh.v, eh.n, sizeof(*eh.v), range_cmp);
@@ -392,6 +393,8 @@ int unwind_table_init(struct unwind_table *t, const struct unwind_sources *src,
 
 	if (go)
 		t->fp_built = t->go = true;
+	else if (src->fp_known != UNWIND_FP_UNKNOWN)
+		t->fp_built = src->fp_known == UNWIND_FP_YES;
 	else if (cfi->eh)
 		classify_fp(t, cfi->eh, &eh);
 	else if (cfi->df)
@@ -473,8 +476,8 @@ void unwind_cfi_close(struct unwind_cfi *cfi)
 	memset(cfi, 0, sizeof(*cfi));
 }
 
-const struct unwind_rule *unwind_table_find(struct unwind_table *t, uint64_t vaddr,
-					    const struct unwind_cfi *cfi, bool *need_cfi)
+/* The FDE of t that covers vaddr, or NULL. */
+static struct unwind_fde *fde_at(const struct unwind_table *t, uint64_t vaddr)
 {
 	size_t a = 0, b = t->nfde;
 
@@ -492,7 +495,32 @@ const struct unwind_rule *unwind_table_find(struct unwind_table *t, uint64_t vad
 	}
 	if (a == 0 || pc >= t->fdes[a - 1].hi)
 		return NULL;
-	struct unwind_fde *f = &t->fdes[a - 1];
+	return &t->fdes[a - 1];
+}
+
+int unwind_table_eh_entry(const struct unwind_table *t, Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	const struct unwind_fde *f = fde_at(t, vaddr);
+	uint64_t at;
+
+	if (!f || f->compiled || f->src != SRC_EH)
+		return 0;
+	if (!fde_hdr_find(find_section(elf, ".eh_frame_hdr"), t->base + f->lo, &at) ||
+	    at < t->secs[SRC_EH].addr || at - t->secs[SRC_EH].addr >= t->secs[SRC_EH].size)
+		return -1;
+	*off = at - t->secs[SRC_EH].addr;
+	return 1;
+}
+
+const struct unwind_rule *unwind_table_find(struct unwind_table *t, uint64_t vaddr,
+					    const struct unwind_cfi *cfi, bool *need_cfi)
+{
+	struct unwind_fde *f = fde_at(t, vaddr);
+	size_t a, b;
+
+	if (!f)
+		return NULL;
+	uint32_t pc = (uint32_t)(vaddr - t->base);
 
 	if (!f->compiled) {
 		if (!cfi) {

@@ -91,6 +91,7 @@ struct unwind_table {
 	bool has_cfi;		/* some CFI section was found */
 	bool fp_built;		/* the code keeps frame pointers (Go, -fno-omit-frame-pointer) */
 	bool go;		/* Go functions have SRC_GO rows (from .gopclntab) */
+	bool eh_by_table;	/* .eh_frame's FDEs were listed by .eh_frame_hdr's table */
 	size_t nfdes, fp_fdes;	/* FDEs sampled to decide fp_built, and those with an rbp frame */
 };
 
@@ -99,7 +100,12 @@ struct unwind_sources {
 	Elf *elf;		/* the binary: .eh_frame, .debug_frame, program headers */
 	Elf *debug;		/* separate debug file for .debug_frame, or NULL */
 	bool rows_if_fp;	/* unused: fp_built binaries are listed too, for their leaves */
+	/* the binary's frame-pointer verdict when already known (UNWIND_FP_*): not decided
+	 * again from its FDEs */
+	uint8_t fp_known;
 };
+
+enum { UNWIND_FP_UNKNOWN, UNWIND_FP_NO, UNWIND_FP_YES };
 
 /* The open CFI sections of a binary: needed only to compile FDEs not compiled yet. They
  * read the Elf handles of the sources they were opened from. */
@@ -109,7 +115,7 @@ struct unwind_cfi {
 };
 
 /* Lists the FDEs of the binary in src, decides fp_built from an even sample of them
- * (compiling about 256), compiles the rows of its Go functions (a Go binary), and opens
+ * (compiling about 256; src->fp_known skips that), compiles the rows of its Go functions (a Go binary), and opens
  * cfi for the FDEs to be compiled later (closed when none are left). Returns 0, or
  * a negative errno when src->elf is not a usable x86_64 ELF (then t is empty and cfi
  * closed). A binary without CFI gives 0 with has_cfi false and no FDEs. Release t with
@@ -141,6 +147,12 @@ bool unwind_table_vaddr(const struct unwind_table *t, uint64_t file_off, uint64_
  * and *need_cfi (when not NULL) set true. The pointer is valid until the next call. */
 const struct unwind_rule *unwind_table_find(struct unwind_table *t, uint64_t vaddr,
 					    const struct unwind_cfi *cfi, bool *need_cfi);
+
+/* Where lazily read CFI (unwind_elf_open_lazy()) must be read before vaddr is looked up:
+ * returns 1 with *off the .eh_frame offset of the FDE not compiled yet that covers vaddr,
+ * 0 when nothing is to be read (no such FDE, compiled, from another source), -1 when
+ * .eh_frame_hdr of elf does not name it. */
+int unwind_table_eh_entry(const struct unwind_table *t, Elf *elf, uint64_t vaddr, uint64_t *off);
 
 /* True when elf has a section called name with contents. */
 bool unwind_elf_has_section(Elf *elf, const char *name);

@@ -76,7 +76,7 @@ static size_t same_as_walk(char *img, size_t len, bool sorted)
 	hdr = section(elf, ".eh_frame_hdr");
 	assert_non_null(eh);
 	assert_non_null(hdr);
-	int nw = fde_list_add(&walk, elf, eh, true), nh = fde_list_add_sorted(&hdrl, elf, eh, hdr);
+	int nw = fde_list_add(&walk, elf, eh, true), nh = fde_list_add_sorted(&hdrl, elf, eh, hdr, NULL);
 
 	assert_true(nw > 0);
 	assert_int_equal(nw, nh);

@@ -103,7 +103,7 @@ static void check_equal(const struct mapping *m, bool debug)
 	assert_int_equal(unwind_elf_open(&b, &me, m), 0);
 	if (debug)
 		assert_int_equal(unwind_elf_open_debug(&d, &b, &me, m), 0);
-	struct unwind_sources src = { b.elf, debug ? d.elf : NULL, true };
+	struct unwind_sources src = { .elf = b.elf, .debug = debug ? d.elf : NULL };
 
 	assert_int_equal(unwind_table_init(&t, &src, &cfi), 0);
 	assert_int_equal(unwind_table_init(&t2, &src, &cfi2), 0);
@@ -243,7 +243,7 @@ static bool fresh_rule(const struct mapping *m, uint64_t va, struct unwind_rule 
 	const struct unwind_rule *r = NULL;
 
 	assert_int_equal(unwind_elf_open(&b, &me, m), 0);
-	struct unwind_sources src = { b.elf, NULL, true };
+	struct unwind_sources src = { .elf = b.elf };
 	assert_int_equal(unwind_table_init(&t, &src, &cfi), 0);
 	r = unwind_table_find(&t, va, &cfi, NULL);
 	if (r)
@@ -368,6 +368,115 @@ static void use_other(struct unwind_cache *c, const struct mapping *other)
 	assert_true(unwind_cache__open(c) == 1);
 }
 
+/* A binary read again after its CFI was closed copies only the .eh_frame entries it
+ * compiles (and their CIEs), not the section, and gives the rules of a fresh full read;
+ * gold's binary too (.eh_frame_hdr after .eh_frame, swapped in the copy). */
+static void check_reread_entries(const char *path)
+{
+	struct mapping m = map_of(path, false), other = map_of(exe_fp, false);
+	struct unwind_cache *c = unwind_cache__new(256 << 20, true);
+	struct unwind_elf b;
+	struct unwind_table ft;
+	struct unwind_cfi fcfi;
+
+	assert_int_equal(unwind_elf_open(&b, &me, &m), 0);
+	struct unwind_sources src = { .elf = b.elf };
+	assert_int_equal(unwind_table_init(&ft, &src, &fcfi), 0);
+	uint64_t eh_size = ft.secs[SRC_EH].size;
+
+	unwind_cache__set_max_open(c, 1);
+	const struct unwind_table *t = unwind_cache__get(c, &me, &m);
+	assert_non_null(t);
+	assert_true(t->eh_by_table && t->nfde >= 8);
+	unwind_cache__find(c, t, &me, &m, t->base + t->fdes[0].lo);
+	use_other(c, &other);	/* closes m's CFI */
+	uint64_t reopens = unwind_cache__reopens(c), fetches = unwind_cache__fetches(c);
+	size_t n = t->nfde < 200 ? t->nfde : 200, with = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct unwind_fde *f = &t->fdes[k * (t->nfde - 1) / (n - 1)];
+		uint64_t va = t->base + f->lo + (f->hi - f->lo) / 2;
+		const struct unwind_rule *r = unwind_cache__find(c, t, &me, &m, va);
+
+		with += r != NULL;
+		assert_true(rule_eq(r, unwind_table_find(&ft, va, &fcfi, NULL)));
+	}
+	uint64_t held = unwind_cache__table_bytes(c, t) - unwind_table_bytes(t);
+
+	print_message("%s: .eh_frame %" PRIu64 " KiB; read again with %" PRIu64 " entries read for "
+		      "%zu FDEs (%zu with a rule), %" PRIu64 " KiB held\n", path, eh_size >> 10,
+		      unwind_cache__fetches(c) - fetches, n, with, held >> 10);
+	assert_int_equal(unwind_cache__reopens(c) - reopens, 1);
+	assert_true(unwind_cache__fetches(c) - fetches >= n - 1);
+	assert_true(with > n / 2);
+	assert_true(eh_size < (256 << 10) || held < eh_size / 2);
+	unwind_cfi_close(&fcfi);
+	unwind_table_release(&ft);
+	unwind_elf_close(&b);
+	unwind_cache__free(c);
+}
+
+static void test_reread_entries(void **state)
+{
+	const char *llvm = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
+
+	check_reread_entries(exe_gold);
+	check_reread_entries("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
+	if (access(llvm, R_OK) == 0)
+		check_reread_entries(llvm);
+}
+
+/* Gets m's table from c, evicting the others with a large library first when evict. */
+static const struct unwind_table *get_after(struct unwind_cache *c, const struct mapping *m,
+					    bool evict)
+{
+	if (evict) {
+		struct mapping big = map_of("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", false);
+		uint64_t ev = unwind_cache__evictions(c);
+
+		assert_non_null(unwind_cache__get(c, &me, &big));
+		assert_true(unwind_cache__evictions(c) > ev);
+	}
+	return unwind_cache__get(c, &me, m);
+}
+
+/* A binary whose table was evicted keeps its frame-pointer verdict when listed again (no
+ * FDE sampled for it), unless the file changed in place (same inode). */
+static void test_fp_verdict_kept(void **state)
+{
+	char victim[300], cmd[2048];
+	struct unwind_cache *c = unwind_cache__new(64 << 10, true);
+	const struct unwind_table *t;
+
+	/* 40 functions with frames (not leaves) outvote the C runtime's few without */
+	snprintf(victim, sizeof(victim), "%s/verdict", workdir);
+	snprintf(cmd, sizeof(cmd), "(echo '__attribute__((noinline)) int h(int x) { return x; }'; "
+		 "for i in $(seq 40); do echo \"__attribute__((noinline)) int f$i(int x) "
+		 "{ return h(x) * $i + 1; }\"; done; echo 'int main(void) { return f1(0); }') > "
+		 "%s.c && cc -O2 -fno-omit-frame-pointer -o %s %s.c", victim, victim, victim);
+	assert_int_equal(system(cmd), 0);
+	struct mapping fp = map_of(victim, false), nofp = map_of(exe_nofp, false);
+
+	t = get_after(c, &fp, false);
+	assert_true(t && t->fp_built && t->nfdes >= 8);
+	t = get_after(c, &nofp, false);
+	assert_true(t && !t->fp_built && t->nfdes >= 8);
+	uint64_t builds = unwind_cache__builds(c);
+
+	t = get_after(c, &fp, true);
+	assert_true(t && t->fp_built && t->nfdes == 0);
+	t = get_after(c, &nofp, true);
+	assert_true(t && !t->fp_built && t->nfdes == 0);
+	assert_int_equal(unwind_cache__builds(c) - builds, 4);	/* 2 listed again, 2 libstdc++ */
+
+	/* rewritten in place: decided again */
+	snprintf(cmd, sizeof(cmd), "sleep 0.01; cat %s > %s", exe_nofp, victim);
+	assert_int_equal(system(cmd), 0);
+	t = get_after(c, &fp, true);
+	assert_true(t && !t->fp_built && t->nfdes >= 8);
+	unwind_cache__free(c);
+}
+
 /* How the victim changes after first use. */
 enum change { TRUNCATE, REWRITE, RENAME, DELETE };
 
@@ -437,6 +546,8 @@ int main(void)
 		cmocka_unit_test(test_lazy_equals_eager),
 		cmocka_unit_test(test_eh_frame_hdr_order),
 		cmocka_unit_test(test_reopen_past_cap),
+		cmocka_unit_test(test_reread_entries),
+		cmocka_unit_test(test_fp_verdict_kept),
 		cmocka_unit_test(test_close_before_evict),
 		cmocka_unit_test(test_changed_binary),
 	};
