@@ -9,8 +9,12 @@
 #   PERF_RX                      regex one `perf script` symbol must match whole
 # and, for profilers other than none/kiln/perf (rbspy), optionally
 #   bench_other_start PROF HZ PID    starts it in the background, sets ppid
-#   bench_other_count PROF           prints its collapsed stacks on stdout
-# with OTHER_RX, the regex those collapsed stacks must match.
+#   bench_other_count PROF WCPU      prints its collapsed stacks on stdout; for a profiler
+#                                    inside the workload, writes its CPU ("user sys") into
+#                                    $T/time itself (WCPU: the workload's CPU seconds;
+#                                    BENCH_BASE_CPU: the unprofiled runs' median)
+# with OTHER_RX, the regex those collapsed stacks must match, and OTHER_ONLY, if set, the
+# one a stack must match to be counted at all.
 # Columns: prof_cpu_s is the profiler's whole CPU time (user + system, start-up included);
 # cpu_ms/1k_smp divides it by the samples it took, which compares profilers only when
 # they sample alike (kiln and perf by CPU time; rbspy by the clock, so on a loaded
@@ -84,8 +88,9 @@ bench_run() {
 	perf) perf script -i "$T/perf.data" -F comm,ip,sym 2>/dev/null |
 		python3 -c "$BENCH_PERF_STACKS" "$wall" "$(cat "$T/time")" "$wcpu" "$PERF_RX"
 	      rm -f "/tmp/perf-$pid.map" ;;
-	*) bench_other_count "$prof" |
-		python3 -c "$BENCH_COLLAPSED" "$wall" "$(cat "$T/time")" "$wcpu" "$OTHER_RX" ;;
+	*) bench_other_count "$prof" "$wcpu" >"$T/other.col"	# may write $T/time
+	   python3 -c "$BENCH_COLLAPSED" "$wall" "$(cat "$T/time")" "$wcpu" "$OTHER_RX" \
+		"${OTHER_ONLY:-}" <"$T/other.col" ;;
 	esac
 }
 
@@ -98,6 +103,7 @@ bench_table() {
 	rows=$(for _ in $(seq "$REPS"); do bench_run none 0 "$rounds"; done)
 	base=$(echo "$rows" | cut -d' ' -f1 | bench_median)
 	bcpu=$(echo "$rows" | cut -d' ' -f5 | bench_median)
+	BENCH_BASE_CPU=$bcpu
 	printf "%-14s %8s %9s %8s %9s %8s %10s %14s %9s\n" profiler wall_s slowdown cpu_s cpu_slow \
 		samples prof_cpu_s "cpu_ms/1k_smp" "$label"
 	printf "%-14s %8.3f %9s %8.3f %9s %8s %10s %14s %9s\n" none "$base" - "$bcpu" - - - - -

@@ -1,5 +1,6 @@
 // bench/node.sh's workload: alpha and beta (inlined by TurboFan into phase) for argv[2]
-// rounds of fixed work; prints "ready", then its wall and CPU seconds.
+// rounds of fixed work; prints "ready", then its wall and CPU seconds (then calls
+// globalThis.kilnBenchDone, when a profiler preloaded into it set one: its stop).
 'use strict';
 function alpha(n) {
   let x = 0;
@@ -26,3 +27,4 @@ let s = 0;
 for (let r = 0; r < rounds; r++) s += phase(true, 700) + phase(false, 300);
 const c = process.cpuUsage(c0);
 process.stdout.write(`${Number(process.hrtime.bigint() - t0) / 1e9} ${(c.user + c.system) / 1e6} ${s & 1}\n`);
+if (globalThis.kilnBenchDone) globalThis.kilnBenchDone();

@@ -13,8 +13,10 @@
  * same order; Node 24 (V8 13.6) is not checked. A node without the two symbols gets
  * "error: ..." from start() and is left alone.
  *
- * The handler never harms the target: it runs in V8's threads (the main thread, and GC
- * threads for CODE_MOVED, which V8 serializes), allocates nothing (one table, made by
+ * start() on the main thread opens the map; start() on a worker thread while it is open
+ * installs the same handler on the worker's isolate (each isolate has its own). The
+ * handler never harms the target: it runs in V8's threads (each isolate's thread, and GC
+ * threads for CODE_MOVED; the lock orders them), allocates nothing (one table, made by
  * start()), writes one bounded line per event with write(2), ignores every error, stops
  * at KILN_NODEPERF_MAX_BYTES, and goes quiet when kiln is gone. */
 #define NAPI_VERSION 8
@@ -216,13 +218,18 @@ static napi_value js_start(napi_env env, napi_callback_info info)
 
 	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1)
 		napi_get_value_int32(env, argv[0], &owner);
-	if (atomic_load(&st.on))
-		return make_string(env, "ok");
 	get_current_fn get_current = (get_current_fn)dlsym(RTLD_DEFAULT, SYM_GET_CURRENT);
 	set_handler_fn set_handler = (set_handler_fn)dlsym(RTLD_DEFAULT, SYM_SET_HANDLER);
 	void *isolate = get_current ? get_current() : NULL;
 	if (!get_current || !set_handler || !isolate)
 		return make_string(env, "error: node exports no v8::Isolate::SetJitCodeEventHandler");
+	if (atomic_load(&st.on)) {
+		/* a worker thread's isolate (the map is open): its code goes to the same map;
+		 * its handler stays when stop() is called on the main thread, quiet while off */
+		if (isolate != st.isolate)
+			set_handler(isolate, ENUM_EXISTING, on_event);
+		return make_string(env, "ok");
+	}
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0) {

@@ -9,12 +9,19 @@
  *                    truncates first. ownerPid (0: none) is kiln's pid as the process
  *                    sees it: when that process is gone (kiln was killed before it could
  *                    call stop()), the module stops writing by itself, checking at most
- *                    once a second. Returns "ok" or "error: <what failed>".
- *   stop()           removes the handler and closes the map (which stays, for the
- *                    symbolizer). Returns the number of lines written since start.
+ *                    once a second. Returns "ok" or "error: <what failed>". Called
+ *                    on a worker thread once the main thread's start() has opened the
+ *                    map, it installs the handler on that worker's isolate too (its
+ *                    code goes to the same map; ownerPid is not looked at).
+ *   stop()           removes the main isolate's handler and closes the map (which
+ *                    stays, for the symbolizer); the workers' handlers stay, writing
+ *                    nothing until the next start(). Returns the number of lines
+ *                    written since start.
  *
- * The exports object is kept as globalThis[Symbol.for(KILN_NODEPERF_KEY)] so that the stop
- * of a later inspector session finds it. */
+ * globalThis[Symbol.for(KILN_NODEPERF_KEY)] keeps { exports, session } so that the stop of
+ * a later inspector session finds them: session is the in-process inspector session
+ * (require('inspector').Session, no port) whose NodeWorker domain has each worker thread,
+ * running or started later, evaluate start() too; the stop disconnects it. */
 #ifndef KILN_NODEPERF_PROTOCOL_H
 #define KILN_NODEPERF_PROTOCOL_H
 

@@ -134,6 +134,28 @@ void *bincache__get(struct bincache *c, const struct bin_id *id,
 	return v;
 }
 
+void *bincache__get_mapped(struct bincache **c, size_t value_size, size_t max,
+			   const struct bin_mapping *m, void *scratch,
+			   void (*inspect)(void *value, const struct bin_mapping *m))
+{
+	struct bin_id id;
+	void *v;
+
+	if (!bin_id__of(&id, m->pid, m->start, m->end, m->pgoff)) {
+		memset(scratch, 0, value_size);
+		inspect(scratch, m);
+		return scratch;
+	}
+	if (!*c)
+		*c = bincache__new(value_size, max);
+	v = bincache__find(*c, &id);
+	if (!v) {
+		v = bincache__add(*c, &id);
+		inspect(v, m);
+	}
+	return v;
+}
+
 size_t bincache__count(const struct bincache *c)
 {
 	return hashmap__count(c->map);

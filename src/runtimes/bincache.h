@@ -7,6 +7,7 @@
 #ifndef KILN_RUNTIMES_BINCACHE_H
 #define KILN_RUNTIMES_BINCACHE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,20 @@ void bincache__free(struct bincache *c);	/* accepts NULL */
  * The pointer is valid until the next call on c. */
 void *bincache__get(struct bincache *c, const struct bin_id *id,
 		    void (*inspect)(void *value, void *ctx), void *ctx);
+
+/* A file as a process maps it (the mapping a reader looks at). */
+struct bin_mapping {
+	pid_t pid;
+	uint64_t start, end, pgoff;
+	char path[PATH_MAX];
+};
+
+/* The value of the file of mapping m: *c's through bincache__get() (*c made on first use,
+ * for max values of value_size bytes), or, when the file cannot be stat'd, scratch
+ * (value_size bytes), zeroed and filled by inspect each time. */
+void *bincache__get_mapped(struct bincache **c, size_t value_size, size_t max,
+			   const struct bin_mapping *m, void *scratch,
+			   void (*inspect)(void *value, const struct bin_mapping *m));
 
 /* Returns the value of file id, or NULL when it is not cached. */
 void *bincache__find(struct bincache *c, const struct bin_id *id);

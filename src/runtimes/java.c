@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "jvm/protocol.h"
+#include "runtimes/inject.h"
 #include "runtimes/java.h"
 #include "runtimes/java_stacks.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -64,14 +66,6 @@ struct java_session {
 	size_t nr_results;
 	bool collected_final;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void file_path(const struct jvm *j, const char *ext, char *buf, size_t size)
 {
@@ -325,10 +319,10 @@ static void poll_once(struct java_session *s, bool full)
 				p = &s->pending[s->nr_pending++];
 				p->pid = pids[i];
 				p->tries = 0;
-				p->since_ms = now_ms();
+				p->since_ms = clock__now_ms();
 			}
 			p->tries++;
-			if (now_ms() - p->since_ms >= NOT_READY_MS) {
+			if (clock__now_ms() - p->since_ms >= NOT_READY_MS) {
 				p->tries = -1;	/* give up, and say why */
 				j.state = JVM_SKIPPED;
 				add = true;
@@ -382,34 +376,13 @@ static void *worker(void *arg)
 		for (size_t i = 0; i < s->nr_pending; i++)
 			if (s->pending[i].tries >= 0)
 				wait_ms = wait_ms < RETRY_MS ? wait_ms : RETRY_MS;
-		until = now;
-		until.tv_sec += wait_ms / 1000;
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		until = clock__deadline(wait_ms);
 		while (!s->quit && !s->kick &&
 		       pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
 			;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
-}
-
-static int default_lib(char *buf, size_t size)
-{
-	char exe[PATH_MAX - 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	return snprintf(buf, size, "%s/libkiln-jvm.so", exe) < (int)size ? 0 : -ENAMETOOLONG;
 }
 
 struct java_session *java_session__start(const struct java_opts *opts)
@@ -433,7 +406,7 @@ struct java_session *java_session__start(const struct java_opts *opts)
 	if (opts->lib_path)
 		snprintf(buf, sizeof(buf), "%s", opts->lib_path);
 	else
-		default_lib(buf, sizeof(buf));
+		inject__beside_self("libkiln-jvm.so", buf, sizeof(buf));
 	if (!realpath(buf, s->lib) || access(s->lib, R_OK) < 0) {
 		log_warn("failed to find the JVM agent '%s': %s (no Java frames)", buf,
 			 strerror(errno));

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "jvm/protocol.h"
+#include "runtimes/inject.h"
 #include "runtimes/java_attach.h"
+#include "util/clock.h"
 #include "util/io.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -233,48 +235,11 @@ int jvm_target__probe(pid_t pid, struct jvm_target *t, char *reason)
 
 int jvm_target__place_lib(const struct jvm_target *t, const char *lib, char *out, size_t size)
 {
-	char dst[PATH_MAX], tmp[PATH_MAX + 16];
-	struct strbuf data = STRBUF_INIT;
-	struct stat st;
-	int fd, err = 0;
-
 	if (!t->other_mntns) {
 		snprintf(out, size, "%s", lib);
 		return 0;
 	}
-	if (stat(lib, &st) < 0)
-		return -errno;
-	/* size and mtime name the build: a new build gets a new file */
-	snprintf(out, size, "/tmp/libkiln-jvm-%llx-%llx.so", (unsigned long long)st.st_size,
-		 (unsigned long long)st.st_mtime);
-	snprintf(dst, sizeof(dst), "/proc/%d/root%s", (int)t->pid, out);
-	if (stat(dst, &st) == 0)
-		return 0;
-	err = strbuf_read_file(&data, lib);
-	if (err < 0)
-		goto out;
-	snprintf(tmp, sizeof(tmp), "%s.%d", dst, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = io__write_all(fd, data.buf, data.len);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, dst) < 0)
-		err = -errno;
-	if (err)
-		unlink(tmp);
-out:
-	strbuf_release(&data);
-	return err;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	return inject__copy_into_root(t->pid, lib, "libkiln-jvm", out, size);
 }
 
 static bool is_socket(const char *path)
@@ -319,7 +284,7 @@ static int start_listener(const struct jvm_target *t, const char *sock, int time
 		return err;
 	}
 	while (!is_socket(sock) && waited < timeout_ms) {
-		sleep_ms(step);
+		clock__sleep_ms(step);
 		waited += step;
 		if (step < 200)
 			step *= 2;

@@ -33,11 +33,6 @@ struct known {
 
 static struct bincache *known;
 
-struct mapped {
-	uint64_t start, end, pgoff;
-	char path[PATH_MAX];
-};
-
 static bool node_file(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -48,7 +43,7 @@ static bool node_file(const char *path)
 
 /* The first mapping of libnode, else of the node binary: where a node links libnode
  * (Debian's), V8 is in the library. */
-static int node_mapping(pid_t pid, struct mapped *out)
+static int node_mapping(pid_t pid, struct bin_mapping *out)
 {
 	size_t n;
 	const struct procmap *m = procmaps__get(pid, &n);
@@ -61,7 +56,7 @@ static int node_mapping(pid_t pid, struct mapped *out)
 		bool lib = base && !strncmp(base + 1, "libnode.so", 10);
 		if (m[i].path[0] != '/' || (found && !lib))
 			continue;	/* have the executable's already */
-		*out = (struct mapped){ m[i].start, m[i].end, m[i].pgoff, "" };
+		*out = (struct bin_mapping){ pid, m[i].start, m[i].end, m[i].pgoff, "" };
 		snprintf(out->path, sizeof(out->path), "%s", m[i].path);
 		found = true;
 		if (lib)
@@ -102,8 +97,10 @@ static int accessor_var(struct elf_lookup *e, const char *fn, uint64_t *var)
 	return 0;
 }
 
-static void inspect(pid_t pid, const struct mapped *m, struct known *k)
+static void inspect(void *value, const struct bin_mapping *m)
 {
+	struct known *k = value;
+	pid_t pid = m->pid;
 	char path[PATH_MAX + 64];
 	int32_t major, minor, build, patch;
 	uint64_t bias;
@@ -143,25 +140,12 @@ out:
 
 int nd_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason)
 {
-	struct mapped m;
+	struct bin_mapping m;
 	struct known one, *k = NULL;
-	struct bin_id id;
 
 	if (node_mapping(p->pid, &m) < 0)
 		return -ENOENT;
-	if (bin_id__of(&id, p->pid, m.start, m.end, m.pgoff)) {
-		if (!known)
-			known = bincache__new(sizeof(struct known), NR_KNOWN);
-		k = bincache__find(known, &id);
-		if (!k) {
-			k = bincache__add(known, &id);
-			inspect(p->pid, &m, k);
-		}
-	} else {
-		memset(&one, 0, sizeof(one));
-		k = &one;
-		inspect(p->pid, &m, k);
-	}
+	k = bincache__get_mapped(&known, sizeof(struct known), NR_KNOWN, &m, &one, inspect);
 	if (k->status == -ENOTSUP)
 		snprintf(skip_reason, 128, "unsupported node (V8 %s)", k->version);
 	if (k->status < 0)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -32,21 +33,6 @@ struct lsock {
 	char addr[INET6_ADDRSTRLEN];
 	bool v6;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* ---- the process's listening sockets ---- */
 
@@ -300,14 +286,40 @@ static int ws_path(const struct lsock *s, int timeout_ms, char *path, size_t siz
 	return err;
 }
 
-/* ---- the WebSocket: Runtime.evaluate, then process._debugEnd() ---- */
+/* ---- the WebSocket: Runtime.evaluate, then the close ---- */
+
+/* The request that closes the inspector (NODEINSP_LATER while node's bootstrap has not
+ * yet defined what it calls). process._debugEnd() closes the port now, and once more at
+ * the next turn of the event loop. Why twice: SIGUSR1 asks node's main thread to start the
+ * inspector in two ways, by a V8 interrupt (taken at once, even in JavaScript that never
+ * returns) and by a uv_async (taken when the event loop next turns). When the loop has not
+ * turned by the time the port is closed (a node still in its bootstrap, as Debian's Node
+ * 18 is for a second here, or one busy in a long synchronous call), that pending request
+ * opens the port again, for good. The immediate runs in the turn that takes it: the check
+ * phase follows the poll phase. It is unref'd (it keeps no process alive) and replaced by
+ * the next session's. */
+static const char close_expr[] =
+	"(() => { if (typeof process !== 'object' || typeof process._debugEnd !== 'function' ||"
+	" typeof setImmediate !== 'function') return '" NODEINSP_LATER "';"
+	" const p = process, g = globalThis, k = Symbol.for('kiln.inspector.close');"
+	" if (g[k]) clearImmediate(g[k]);"
+	" g[k] = setImmediate(() => { delete g[k]; p._debugEnd(); });"
+	" if (g[k].unref) g[k].unref();"
+	" p._debugEnd(); return 'closed'; })()";
+
+#define LATER_MS 20	/* an answer NODEINSP_LATER: asked again so much later */
+
+enum ws_phase { WS_EXPR, WS_CLOSE, WS_DONE };
 
 struct ws_session {
-	const char *msgs[2];		/* the requests, ids 1 and 2 */
-	int sent;			/* how many were written */
-	int answered;			/* the highest id answered */
+	const char *expr;
+	enum ws_phase phase;
+	int last_id;			/* of the last request sent (1, 2, ...) */
+	bool in_flight;			/* it is not answered yet */
+	uint64_t due_ms;		/* when to send the next request */
+	uint64_t expr_end;		/* the expression is asked again until then */
 	struct strbuf in;		/* the message being received */
-	json_t *result;			/* the reply to id 1 */
+	json_t *result;			/* the reply to the expression */
 	bool closed, failed;
 	char err[NODEINSP_REASON_MAX];
 	struct lws *wsi;
@@ -319,26 +331,61 @@ static void on_tick(struct lws_sorted_usec_list *sul)
 {
 	struct ws_session *s = lws_container_of(sul, struct ws_session, tick);
 
-	/* wakes lws_service() so that the caller's deadline is looked at */
-	lws_sul_schedule(s->ctx, 0, &s->tick, on_tick, 50 * LWS_US_PER_MS);
+	/* wakes lws_service() so that the caller's deadline (and a request due) is looked at */
+	lws_sul_schedule(s->ctx, 0, &s->tick, on_tick, 10 * LWS_US_PER_MS);
+}
+
+static bool is_later(json_t *reply)
+{
+	const char *v = json_string_value(json_object_get(
+		json_object_get(json_object_get(reply, "result"), "result"), "value"));
+
+	return v && !strcmp(v, NODEINSP_LATER);
 }
 
 static void on_message(struct ws_session *s)
 {
 	json_t *m = json_loadb(s->in.buf, s->in.len, 0, NULL);
 	json_int_t id = json_integer_value(json_object_get(m, "id"));
+	uint64_t now = clock__now_ms();
 
-	if (id >= 1 && id <= 2 && id > s->answered) {
-		s->answered = (int)id;
-		if (id == 1) {
+	if (s->in_flight && id == s->last_id) {
+		s->in_flight = false;
+		if (is_later(m) && (s->phase == WS_CLOSE || now < s->expr_end)) {
+			s->due_ms = now + LATER_MS;
+		} else if (s->phase == WS_EXPR) {
 			s->result = m;
 			m = NULL;
+			s->phase = WS_CLOSE;	/* the close only once the expression is answered */
+			s->due_ms = now;
+		} else {
+			s->phase = WS_DONE;
 		}
-		if (s->wsi && s->sent < 2)
-			lws_callback_on_writable(s->wsi);
 	}
 	json_decref(m);
 	strbuf_reset(&s->in);
+}
+
+static bool send_text(struct ws_session *s, struct lws *wsi, const char *m)
+{
+	size_t n = strlen(m);
+	unsigned char *buf = xmalloc(LWS_PRE + n);
+
+	memcpy(buf + LWS_PRE, m, n);
+	int w = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_TEXT);
+	free(buf);
+	if (w < (int)n) {
+		s->failed = true;
+		errmsg(s->err, sizeof(s->err), "failed to send to the inspector");
+		return false;
+	}
+	return true;
+}
+
+/* The next request is due: sent on the next writable callback. */
+static bool request_due(const struct ws_session *s)
+{
+	return s->phase != WS_DONE && !s->in_flight && clock__now_ms() >= s->due_ms;
 }
 
 static int on_ws(struct lws *wsi, enum lws_callback_reasons why, void *user, void *in, size_t len)
@@ -353,20 +400,20 @@ static int on_ws(struct lws *wsi, enum lws_callback_reasons why, void *user, voi
 		lws_callback_on_writable(wsi);
 		break;
 	case LWS_CALLBACK_CLIENT_WRITEABLE:
-		/* the second request only once the first is answered */
-		if (s->sent < 2 && s->answered == s->sent) {
-			const char *m = s->msgs[s->sent];
-			size_t n = strlen(m);
-			unsigned char *buf = xmalloc(LWS_PRE + n);
-			memcpy(buf + LWS_PRE, m, n);
-			int w = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_TEXT);
-			free(buf);
-			if (w < (int)n) {
-				s->failed = true;
-				errmsg(s->err, sizeof(s->err), "failed to send to the inspector");
+		if (request_due(s)) {
+			/* the command line API gives the expression node's require() */
+			json_t *req = json_pack("{s:i,s:s,s:{s:s,s:b,s:b}}", "id", s->last_id + 1,
+						"method", "Runtime.evaluate", "params", "expression",
+						s->phase == WS_EXPR ? s->expr : close_expr,
+						"returnByValue", 1, "includeCommandLineAPI", 1);
+			char *m = json_dumps(req, JSON_COMPACT);
+			bool ok = m && send_text(s, wsi, m);
+			free(m);
+			json_decref(req);
+			if (!ok)
 				return -1;
-			}
-			s->sent++;
+			s->last_id++;
+			s->in_flight = true;
 		}
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
@@ -431,15 +478,9 @@ static int ws_evaluate(const struct lsock *sock, const char *path, const char *e
 	struct lws_client_connect_info ci = { 0 };
 	struct ws_session s = { .in = STRBUF_INIT };
 	char host[INET6_ADDRSTRLEN + 16];
-	json_t *req = json_pack("{s:i,s:s,s:{s:s,s:b}}", "id", 1, "method", "Runtime.evaluate",
-				"params", "expression", expr, "returnByValue", 1);
-	char *first = json_dumps(req, JSON_COMPACT);
 	int err = 0;
 
-	json_decref(req);
-	s.msgs[0] = first;
-	s.msgs[1] = "{\"id\":2,\"method\":\"Runtime.evaluate\",\"params\":{\"expression\":"
-		    "\"process._debugEnd()\"}}";
+	s.expr = expr;
 	lws_set_log_level(0, NULL);
 	info.port = CONTEXT_PORT_NO_LISTEN;
 	info.protocols = protocols;
@@ -449,7 +490,6 @@ static int ws_evaluate(const struct lsock *sock, const char *path, const char *e
 	s.ctx = lws_create_context(&info);
 	if (!s.ctx) {
 		errmsg(reason, NODEINSP_REASON_MAX, "failed to create a libwebsockets context");
-		free(first);
 		return -ENOMEM;
 	}
 	snprintf(host, sizeof(host), sock->v6 ? "[%s]:%u" : "%s:%u", sock->addr, sock->port);
@@ -462,15 +502,19 @@ static int ws_evaluate(const struct lsock *sock, const char *path, const char *e
 	ci.local_protocol_name = protocols[0].name;
 	ci.userdata = &s;
 	ci.pwsi = &s.wsi;
-	lws_sul_schedule(s.ctx, 0, &s.tick, on_tick, 50 * LWS_US_PER_MS);
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	lws_sul_schedule(s.ctx, 0, &s.tick, on_tick, 10 * LWS_US_PER_MS);
+	s.expr_end = clock__now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = s.expr_end + (uint64_t)timeout_ms;	/* the close's own */
 	if (!lws_client_connect_via_info(&ci) && !s.failed) {
 		errmsg(s.err, sizeof(s.err), "failed to connect to the inspector at %s", host);
 		s.failed = true;
 	}
-	/* until _debugEnd() is answered or the inspector closes the connection */
-	while (!s.failed && !s.closed && s.answered < 2 && now_ms() < end)
+	/* until the close is answered or the inspector closes the connection */
+	while (!s.failed && !s.closed && s.phase != WS_DONE && clock__now_ms() < end) {
+		if (s.wsi && request_due(&s))
+			lws_callback_on_writable(s.wsi);
 		lws_service(s.ctx, 0);
+	}
 	if (s.failed) {
 		errmsg(reason, NODEINSP_REASON_MAX, "%s", s.err);
 		err = -EIO;
@@ -484,7 +528,6 @@ static int ws_evaluate(const struct lsock *sock, const char *path, const char *e
 	lws_context_destroy(s.ctx);
 	json_decref(s.result);
 	strbuf_release(&s.in);
-	free(first);
 	return err;
 }
 
@@ -544,31 +587,31 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		       INSPECTOR_PORT);
 		return -EADDRINUSE;
 	}
-	uint64_t signalled = now_ms();
+	uint64_t signalled = clock__now_ms();
 	if (kill(t->pid, SIGUSR1) < 0) {
 		err = -errno;
 		errmsg(reason, NODEINSP_REASON_MAX, "failed to signal pid %d: %s", (int)t->pid,
 		       strerror(-err));
 		return err;
 	}
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = clock__now_ms() + (uint64_t)timeout_ms;
 	for (int step = 2; !insp; step = step < 10 ? step * 2 : 10) {	/* it is open meanwhile */
 		nn = owned_listen(t->pid, now, MAX_LISTEN);
 		for (int i = 0; i < nn && !insp; i++)
 			if (!has_inode(before, nb, now[i].inode))
 				insp = &now[i];
-		if (insp || now_ms() >= end)
+		if (insp || clock__now_ms() >= end)
 			break;
-		sleep_ms(step);
+		clock__sleep_ms(step);
 	}
 	if (!insp) {
 		errmsg(reason, NODEINSP_REASON_MAX, "the inspector did not open in %d ms", timeout_ms);
 		return nn < 0 ? nn : -ETIMEDOUT;
 	}
 	sock = *insp;
-	uint64_t opened = now_ms();
+	uint64_t opened = clock__now_ms();
 	log_debug("nodejs: pid %d opened its inspector on %s port %u, %u ms after the signal",
-		  (int)t->pid, sock.addr, sock.port, (unsigned)(now_ms() - signalled));
+		  (int)t->pid, sock.addr, sock.port, (unsigned)(clock__now_ms() - signalled));
 	err = t->other_netns ? enter_netns(t->pid, &back, first) : 0;
 	if (!err)
 		err = ws_path(&sock, timeout_ms, path, sizeof(path), first);
@@ -576,20 +619,20 @@ int nodeinsp__evaluate(const struct nodeinsp_target *t, const char *expr, int ti
 		err = ws_evaluate(&sock, path, expr, timeout_ms, value, size, first);
 	leave_netns(back);
 	log_debug("nodejs: pid %d evaluated, %u ms after the signal", (int)t->pid,
-		  (unsigned)(now_ms() - signalled));
+		  (unsigned)(clock__now_ms() - signalled));
 	/* _debugEnd() closes the server; its thread takes a moment */
-	end = now_ms() + (uint64_t)timeout_ms;
+	end = clock__now_ms() + (uint64_t)timeout_ms;
 	for (int step = 2;; step = step < 10 ? step * 2 : 10) {
 		nn = owned_listen(t->pid, now, MAX_LISTEN);
 		if (nn < 0 || !has_inode(now, nn, sock.inode)) {
 			if (open_ms)
-				*open_ms = (unsigned)(now_ms() - opened);
+				*open_ms = (unsigned)(clock__now_ms() - opened);
 			errmsg(reason, NODEINSP_REASON_MAX, "%s", first);
 			return err;
 		}
-		if (now_ms() >= end)
+		if (clock__now_ms() >= end)
 			break;
-		sleep_ms(step);
+		clock__sleep_ms(step);
 	}
 	errmsg(reason, NODEINSP_REASON_MAX, "the inspector of pid %d is still open on port %u%s%.80s",
 	       (int)t->pid, sock.port, first[0] ? ": " : "", first);

@@ -3,8 +3,9 @@
  * 127.0.0.1:9229 (the port found as the one listening socket the process did not have
  * before, from /proc/<pid>/net/tcp{,6} and its fds), GET /json/list gives the session's
  * WebSocket URL (libcurl), a WebSocket (libwebsockets) carries one Runtime.evaluate and
- * then process._debugEnd(), which closes the port again; the call returns when the port is
- * gone. A process in another network namespace is reached from inside it (setns on the
+ * then process._debugEnd() (now, and again at the next turn of the event loop, should
+ * node's pending start request open it again), which closes the port; the call returns
+ * when the port is gone. A process in another network namespace is reached from inside it (setns on the
  * calling thread, which returns to its own namespace before the call returns).
  *
  * While the port is open anyone on the host who can reach it may run code in the process:
@@ -35,8 +36,16 @@ struct nodeinsp_target {
  * NODEINSP_REASON_MAX bytes. */
 int nodeinsp__probe(pid_t pid, struct nodeinsp_target *t, char *reason);
 
+/* What an expression evaluates to when it wants to be evaluated again a little later
+ * (node is still starting), and what the close answers before node's bootstrap can close
+ * it. */
+#define NODEINSP_LATER "later"
+
 /* Opens t's inspector, evaluates the JavaScript expression expr in its main context
- * (returnByValue) and closes the inspector, each step bounded by timeout_ms. Writes the
+ * (returnByValue, with the command line API: require() is there) and closes the inspector, each step bounded by timeout_ms. An expr that
+ * evaluates to NODEINSP_LATER is evaluated again every 20 ms in the same session, until
+ * timeout_ms (then value is NODEINSP_LATER): one signal, one inspector, however long the
+ * process takes to start. Writes the
  * value, when it is a string or a number, into value (size bytes, may be NULL). Returns 0;
  * otherwise a negative errno and a reason: -EADDRINUSE when port 9229 is taken in its
  * network namespace (nothing is sent), -ETIMEDOUT ("the inspector did not open in 3000

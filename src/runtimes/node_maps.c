@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nodeperf/protocol.h"
+#include "runtimes/inject.h"
 #include "runtimes/node_inspector.h"
-#include "util/io.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 
@@ -45,14 +45,6 @@ struct node_maps {
 	size_t nr, alloc;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Field 22 of /proc/<pid>/stat, 0 when it cannot be read. */
 static unsigned long long start_time(pid_t pid)
 {
@@ -79,62 +71,16 @@ static unsigned long long start_time(pid_t pid)
 	return t;
 }
 
-static int default_lib(char *buf, size_t size)
-{
-	char exe[PATH_MAX - 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	return snprintf(buf, size, "%s/libkiln-nodeperf.so", exe) < (int)size ? 0 : -ENAMETOOLONG;
-}
-
-/* The library as the process sees it: copied once into its /tmp when it has another mount
- * namespace or runs as another user (who may not read kiln's directory), under a name of
- * the build's size and mtime (a copy is never rewritten: it may be mapped). */
+/* The library as the process sees it: copied into its /tmp when it has another mount
+ * namespace or runs as another user (who may not read kiln's directory). */
 static int place_lib(const struct node_maps *m, const struct nodeinsp_target *t, char *out,
 		     size_t size)
 {
-	char dst[PATH_MAX + 64], tmp[PATH_MAX + 96];
-	struct strbuf data = STRBUF_INIT;
-	struct stat st;
-	int fd, err;
-
 	if (!t->other_mntns && t->uid == geteuid()) {
 		snprintf(out, size, "%s", m->lib);
 		return 0;
 	}
-	if (stat(m->lib, &st) < 0)
-		return -errno;
-	snprintf(out, size, "/tmp/libkiln-nodeperf-%llx-%llx.so", (unsigned long long)st.st_size,
-		 (unsigned long long)st.st_mtime);
-	snprintf(dst, sizeof(dst), "/proc/%d/root%s", (int)t->pid, out);
-	if (stat(dst, &st) == 0)
-		return 0;
-	err = strbuf_read_file(&data, m->lib);
-	if (err < 0)
-		goto out;
-	snprintf(tmp, sizeof(tmp), "%s.%d", dst, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = io__write_all(fd, data.buf, data.len);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, dst) < 0)
-		err = -errno;
-	if (err)
-		unlink(tmp);
-out:
-	strbuf_release(&data);
-	return err;
+	return inject__copy_into_root(t->pid, m->lib, "libkiln-nodeperf", out, size);
 }
 
 /* Runs expr in p and checks that the answer, "<pid> <result>", came from p. Writes the
@@ -148,6 +94,10 @@ static int run(struct nm_proc *p, const char *expr, char *res, size_t size, unsi
 
 	if (err < 0 && err != -EBUSY)
 		return err;
+	if (!strcmp(value, NODEINSP_LATER)) {
+		errmsg(reason, NODEINSP_REASON_MAX, "node is still starting");
+		return err < 0 ? err : -EAGAIN;
+	}
 	if (!sp || strtol(value, NULL, 10) != p->t.nspid) {
 		errmsg(reason, NODEINSP_REASON_MAX, "the inspector answered for another process: '%.40s'",
 		       value);
@@ -173,9 +123,9 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 	struct strbuf expr = STRBUF_INIT;
 	int err = nodeinsp__probe(p->pid, &p->t, reason);
 
-	if (err == -EAGAIN && now_ms() - p->since_ms < NOT_READY_MS) {
+	if (err == -EAGAIN && clock__now_ms() - p->since_ms < NOT_READY_MS) {
 		p->state = NM_WAITING;
-		p->next_ms = now_ms() + RETRY_MS;
+		p->next_ms = clock__now_ms() + RETRY_MS;
 		return;
 	}
 	p->state = NM_SKIPPED;
@@ -190,18 +140,49 @@ static void attach(struct node_maps *m, struct nm_proc *p)
 		goto skip;
 	}
 	char *jlib = js_string(lib);
+	struct strbuf wexpr = STRBUF_INIT;
+	strbuf_addf(&wexpr, "(() => { if (typeof process !== 'object' || "
+		    "typeof process.dlopen !== 'function') return '" NODEINSP_LATER "'; "
+		    "const m = { exports: {} }; process.dlopen(m, %s); "
+		    "return m.exports.start(0); })()", jlib);
+	char *jwexpr = js_string(wexpr.buf);
 	strbuf_addf(&expr,
-		    "(() => { const m = { exports: {} }; process.dlopen(m, %s); "
-		    "globalThis[Symbol.for('" KILN_NODEPERF_KEY "')] = m.exports; "
-		    "return process.pid + ' ' + m.exports.start(%d); })()",
-		    jlib, p->t.same_pidns ? (int)getpid() : 0);
+		    "(() => { if (typeof process !== 'object' || typeof process.pid !== 'number') "
+		    "return '" NODEINSP_LATER "'; "
+		    "const m = { exports: {} }; process.dlopen(m, %s); "
+		    "const e = { exports: m.exports, session: null }; "
+		    "globalThis[Symbol.for('" KILN_NODEPERF_KEY "')] = e; "
+		    "const r = m.exports.start(%d); "
+		    "if (r === 'ok' && typeof require === 'function') try { "
+		    "const s = new (require('inspector').Session)(); s.connect(); "
+		    "const w = JSON.stringify({ id: 1, method: 'Runtime.evaluate', "
+		    "params: { expression: %s } }); "
+		    "const tries = new Map(); "
+		    "const send = (id) => s.post('NodeWorker.sendMessageToWorker', "
+		    "{ sessionId: id, message: w }, () => {}); "
+		    "s.on('NodeWorker.attachedToWorker', (ev) => send(ev.params.sessionId)); "
+		    "s.on('NodeWorker.receivedMessageFromWorker', (ev) => { "
+		    "let v; try { v = JSON.parse(ev.params.message).result.result.value; } "
+		    "catch (err) {} const id = ev.params.sessionId, n = (tries.get(id) || 0) + 1; "
+		    "tries.set(id, n); if (v === '" NODEINSP_LATER "' && n < 500) send(id); }); "
+		    "s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }); "
+		    "e.session = s; } catch (err) {} "
+		    "return process.pid + ' ' + r; })()",
+		    jlib, p->t.same_pidns ? (int)getpid() : 0, jwexpr);
+	free(jwexpr);
+	strbuf_release(&wexpr);
 	free(jlib);
 	unsigned open_ms = 0;
 	err = run(p, expr.buf, res, sizeof(res), &open_ms, reason);
 	strbuf_release(&expr);
-	if (err == -EADDRINUSE && now_ms() - p->since_ms < NOT_READY_MS) {
+	if (err == -EADDRINUSE && clock__now_ms() - p->since_ms < NOT_READY_MS) {
 		p->state = NM_WAITING;	/* another inspector has 9229 there: later */
-		p->next_ms = now_ms() + 1000;
+		p->next_ms = clock__now_ms() + 1000;
+		return;
+	}
+	if (err == -EAGAIN && clock__now_ms() - p->since_ms < NOT_READY_MS) {
+		p->state = NM_WAITING;	/* still starting */
+		p->next_ms = clock__now_ms() + RETRY_MS;
 		return;
 	}
 	if (err == -EBUSY)
@@ -222,7 +203,9 @@ skip:
 static void detach(struct nm_proc *p)
 {
 	static const char expr[] = "(() => { const e = globalThis[Symbol.for('" KILN_NODEPERF_KEY
-				   "')]; return process.pid + ' ' + (e ? e.stop() : 'none'); })()";
+				   "')]; if (e && e.session) { try { e.session.disconnect(); } "
+				   "catch (err) {} e.session = null; } "
+				   "return process.pid + ' ' + (e ? (e.exports || e).stop() : 'none'); })()";
 	char reason[NODEINSP_REASON_MAX] = "", res[64] = "";
 	struct nodeinsp_target t;
 
@@ -241,7 +224,7 @@ static void detach(struct nm_proc *p)
 /* The next process to look at now (lock held), or NULL; *wait_ms: when to look again. */
 static struct nm_proc *next(struct node_maps *m, int *wait_ms)
 {
-	uint64_t now = now_ms();
+	uint64_t now = clock__now_ms();
 
 	*wait_ms = 1000;
 	for (size_t i = 0; i < m->nr; i++) {
@@ -271,14 +254,7 @@ static void *worker(void *arg)
 			m->procs[i] = copy;
 			continue;
 		}
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += wait_ms / 1000;
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = clock__deadline(wait_ms);
 		pthread_cond_timedwait(&m->wake, &m->lock, &until);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -293,7 +269,7 @@ struct node_maps *node_maps__start(const char *lib)
 	if (lib)
 		snprintf(buf, sizeof(buf), "%s", lib);
 	else
-		default_lib(buf, sizeof(buf));
+		inject__beside_self("libkiln-nodeperf.so", buf, sizeof(buf));
 	if (!realpath(buf, m->lib) || access(m->lib, R_OK) < 0) {
 		log_warn("failed to find the node module '%s': %s (--nodejs-mode attach-maps names "
 			 "no JavaScript)", buf, strerror(errno));
@@ -335,7 +311,7 @@ void node_maps__note(struct node_maps *m, pid_t pid)
 			m->procs = xrealloc(m->procs, m->alloc * sizeof(*m->procs));
 		}
 		m->procs[m->nr++] = (struct nm_proc){ .pid = pid, .start = start,
-						      .since_ms = now_ms() };
+						      .since_ms = clock__now_ms() };
 		pthread_cond_signal(&m->wake);
 	}
 	pthread_mutex_unlock(&m->lock);

@@ -71,13 +71,8 @@ void php_attach__forget(void)
 	known = NULL;
 }
 
-struct mapped {
-	uint64_t start, end, pgoff;
-	char path[PATH_MAX];
-};
-
 /* The first mapping of the first file whose name php_file_name_matches(). */
-static int engine_mapping(pid_t pid, struct mapped *out)
+static int engine_mapping(pid_t pid, struct bin_mapping *out)
 {
 	size_t n;
 	const struct procmap *m = procmaps__get(pid, &n);
@@ -85,6 +80,7 @@ static int engine_mapping(pid_t pid, struct mapped *out)
 	for (size_t i = 0; i < n; i++) {
 		if (!php_file_name_matches(m[i].path))
 			continue;
+		out->pid = pid;
 		out->start = m[i].start;
 		out->end = m[i].end;
 		out->pgoff = m[i].pgoff;
@@ -96,7 +92,7 @@ static int engine_mapping(pid_t pid, struct mapped *out)
 
 /* The file as the process sees it: through map_files (the very inode it maps), else
  * through its root. */
-static void file_path(pid_t pid, const struct mapped *m, bool via_root, char *buf, size_t len)
+static void file_path(pid_t pid, const struct bin_mapping *m, bool via_root, char *buf, size_t len)
 {
 	if (via_root)
 		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
@@ -136,8 +132,10 @@ static int file_version(const char *path, struct known *k)
 }
 
 /* Looks at an engine file not seen before: fills k's status, version and symbols. */
-static void inspect(pid_t pid, const struct mapped *m, struct known *k)
+static void inspect(void *value, const struct bin_mapping *m)
 {
+	struct known *k = value;
+	pid_t pid = m->pid;
 	char path[PATH_MAX + 64];
 	struct elf_lookup *e;
 	uint64_t v, bias;
@@ -186,26 +184,13 @@ out:
 
 int php_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason)
 {
-	struct mapped m;
+	struct bin_mapping m;
 	struct known one, *k;
-	struct bin_id id;
 	int err = engine_mapping(p->pid, &m);
 
 	if (err < 0)
 		return -ENOENT;
-	if (bin_id__of(&id, p->pid, m.start, m.end, m.pgoff)) {
-		if (!known)
-			known = bincache__new(sizeof(struct known), NR_KNOWN);
-		k = bincache__find(known, &id);
-		if (!k) {
-			k = bincache__add(known, &id);
-			inspect(p->pid, &m, k);
-		}
-	} else {
-		memset(&one, 0, sizeof(one));
-		k = &one;
-		inspect(p->pid, &m, k);
-	}
+	k = bincache__get_mapped(&known, sizeof(struct known), NR_KNOWN, &m, &one, inspect);
 	if (k->status == -ENOTSUP)
 		snprintf(skip_reason, 128, "%s", k->reason);
 	if (k->status < 0)

@@ -6,13 +6,12 @@
 # stays open in the namespace.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
-NODE=$(command -v node || command -v nodejs) || skip "no node"
-LIB=$(dirname "$KILN")/libkiln-nodeperf.so
-[ -f "$LIB" ] || LIB=$ROOT/build/libkiln-nodeperf.so
-[ -f "$LIB" ] || fail "no libkiln-nodeperf.so beside $KILN (make all builds it when node_api.h is there)"
+. "$W/node_env.sh"
+node_pick	# the system node when kiln reads its V8, else one from build/node (KILN_NODE)
+node_maps_lib
 command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
-command -v nsenter >/dev/null && command -v ip >/dev/null && command -v ss >/dev/null ||
-	fail "no nsenter (util-linux), ip or ss (iproute2)"
+command -v nsenter >/dev/null && command -v ip >/dev/null ||
+	fail "no nsenter (util-linux) or ip (iproute2)"
 err=$(unshare --net --mount --pid --fork --mount-proc sh -c 'ip link set lo up' 2>&1) || {
 	where=""
 	[ "$(stat -c %d:%i /)" != "$(stat -c %d:%i /proc/1/root/. 2>/dev/null)" ] && where="inside a chroot: "
@@ -27,7 +26,7 @@ pid=""
 for _ in $(seq 100); do
 	for p in $(pgrep -f "node_ratio.js 60 10 $T"); do	# $T: this test's, no other's
 		[ "$(awk '/^NSpid/{print NF}' "/proc/$p/status" 2>/dev/null)" = 3 ] &&
-			[ "$(readlink "/proc/$p/exe")" = "$(readlink -f "$NODE")" ] && pid=$p
+			[ "$(readlink "/proc/$p/exe")" = "$(node_real "$NODE")" ] && pid=$p
 	done
 	[ -n "$pid" ] && break
 	sleep 0.1
@@ -44,6 +43,6 @@ ls "/proc/$pid/root/tmp/" | grep -q '^libkiln-nodeperf-.*\.so$' || fail "the mod
 	fail "a map was written into the host's /tmp"
 open=$(nsenter -t "$pid" -n ss -ltnpH)
 [ -z "$open" ] || fail "something listens in node's network namespace after the session: $open"
-python3 "$W/nodemapcheck.py" phase "$COL" 0.9 || fail "the perf map does not name phase"
+python3 "$W/nodemapcheck.py" phase "$COL" 0.9 || fail "the perf map does not name the ratio workload's functions"
 kill -0 "$pid" || fail "node died"
 pass "nspid $nspid, host pid $pid"

@@ -5,11 +5,9 @@
 # keeps running, and no port is left open.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
-NODE=$(command -v node || command -v nodejs) || skip "no node"
-LIB=$(dirname "$KILN")/libkiln-nodeperf.so
-[ -f "$LIB" ] || LIB=$ROOT/build/libkiln-nodeperf.so
-[ -f "$LIB" ] || fail "no libkiln-nodeperf.so beside $KILN (make all builds it when node_api.h is there)"
-command -v ss >/dev/null || fail "no ss (iproute2)"
+. "$W/node_env.sh"
+node_pick	# the system node when kiln reads its V8, else one from build/node (KILN_NODE)
+node_maps_lib
 
 (cd "$T" && exec "$NODE" "$W/node_newfn.js" 120 0 20 >"$T/newfn.out" 2>"$T/newfn.err") & pid=$!
 reap $pid

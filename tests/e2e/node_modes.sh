@@ -14,6 +14,6 @@ record -d 2 -f 199 --no-flamegraph --nodejs-mode none --pids "$pid" >/dev/null
 python3 "$W/nodecheck.py" none "$COL" || fail "JavaScript frames read with --nodejs-mode none"
 record -d 2 -f 199 --no-flamegraph --nodejs-mode perf --pids "$pid" >/dev/null
 python3 "$W/nodecheck.py" none "$COL" || fail "JavaScript frames read with --nodejs-mode perf"
-n=$(grep -c ';\(JS\|LazyCompile\):[~^+*]\?phase ' "$COL")	# V8 10.2 wrote LazyCompile:
+n=$(grep -cE ";(JS|LazyCompile):[~^+*']*phase " "$COL")	# V8 10.2 wrote LazyCompile:, 13.6 JS:*'phase
 [ "$n" -gt 0 ] || fail "no perf-map names (JS:*phase) with --nodejs-mode perf"
 pass "perf-map names in $n stacks"

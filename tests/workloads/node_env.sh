@@ -107,19 +107,71 @@ node_pick() {
 	skip "no node whose V8 kiln reads ($NODE_SUPPORTED_V8) could be had"
 }
 
-# node_as NAME: prints a command that runs $NODE with NAME as its process name (the comm
-# of its samples), made in $T: a link to the binary, or for Debian's node from build/ a
-# copy of its wrapper that runs such a link.
+# node_each FUNC: runs FUNC NAME under each node this machine has or can fetch
+# (${KILN_NODE:-system debian 22 24}; a V8 already run is not run again: the system node
+# may be Debian's 18) with NODE set to it, then ends the test: passes when every FUNC
+# returned 0, fails naming those that did not, skips when no node could be had.
+node_each() {
+	local fn=$1 name node v8 ran=() failed=() absent=() seen=()
+	for name in ${KILN_NODE:-system debian 22 24}; do
+		if ! node=$(node_get "$name" 2>"$T/why"); then
+			absent+=("$name ($(cat "$T/why"))")
+			continue
+		fi
+		v8=$(node_v8 "$node")
+		[[ " ${seen[*]} " == *" $v8 "* ]] && continue
+		seen+=("$v8")
+		NODE=$node
+		echo "== $name: $NODE ($("$NODE" --version), V8 $v8)"
+		ran+=("$name:V8-${v8%.*}")
+		"$fn" "$name" || failed+=("$name")
+	done
+	echo "ran: ${ran[*]:-none}; could not have: ${absent[*]:-none}"
+	[ ${#ran[@]} -gt 0 ] || skip "no node could be had: ${absent[*]}"
+	[ ${#failed[@]} -eq 0 ] || fail "failed under: ${failed[*]}"
+	pass "${ran[*]}"
+}
+
+# node_real NODE: the node binary that node command NODE runs (for Debian's node from
+# build/, the one its wrapper execs).
+node_real() {
+	if head -c 2 "$1" | grep -q '#!'; then
+		sed -n 's|.* exec \([^ ]*/usr/bin/node\) .*|\1|p' "$1"
+	else
+		readlink -f "$1"
+	fi
+}
+
+# node_as NAME [RUNNER...]: prints a command that runs $NODE with NAME as its process name
+# (the comm of its samples), made in $T: a link to the binary, or for Debian's node from
+# build/ a copy of its wrapper that runs such a link. RUNNER (a command and its
+# arguments, such as setpriv's that change the user): exec'd with the link and node's
+# arguments after it, inside the wrapper's namespace; the pid stays node's.
 node_as() {
 	local name=$1 real
+	shift
+	real=$(node_real "$NODE")
+	[ -x "$real" ] || fail "cannot find the node binary of $NODE"
+	mkdir -p "$T/$name.bin" && ln -sf "$real" "$T/$name.bin/$name"
 	if head -c 2 "$NODE" | grep -q '#!'; then
-		real=$(sed -n 's|.* exec \([^ ]*/usr/bin/node\) .*|\1|p' "$NODE")
-		[ -x "$real" ] || fail "cannot read the wrapper $NODE"
-		mkdir -p "$T/$name.bin" && ln -sf "$real" "$T/$name.bin/$name"
-		sed "s| exec $real | exec $T/$name.bin/$name |" "$NODE" >"$T/$name"
-		chmod +x "$T/$name"
+		sed "s| exec $real | exec $* $T/$name.bin/$name |" "$NODE" >"$T/$name"
+	elif [ $# -gt 0 ]; then
+		printf '#!/bin/sh\nexec %s %s "$@"\n' "$*" "$T/$name.bin/$name" >"$T/$name"
 	else
-		ln -sf "$(readlink -f "$NODE")" "$T/$name"
+		ln -sf "$real" "$T/$name"
+		echo "$T/$name"
+		return
 	fi
+	chmod +x "$T/$name"
 	echo "$T/$name"
+}
+
+# node_maps_lib: for the --nodejs-mode attach-maps tests: sets LIB to the
+# libkiln-nodeperf.so that kiln loads (beside it, else in build/), and fails the test
+# when it or ss is missing.
+node_maps_lib() {
+	LIB=$(dirname "$KILN")/libkiln-nodeperf.so
+	[ -f "$LIB" ] || LIB=$ROOT/build/libkiln-nodeperf.so
+	[ -f "$LIB" ] || fail "no libkiln-nodeperf.so beside $KILN (make all builds it when node_api.h is there)"
+	command -v ss >/dev/null || fail "no ss (iproute2)"
 }

@@ -1,6 +1,8 @@
 // Node.js workload with worker threads: the main thread runs mainSpin, two workers run
 // workerSpin, each in its own isolate, so that each thread's samples show its own
-// JavaScript stack. Runs for argv[2] seconds (default: forever).
+// JavaScript stack. Runs for argv[2] seconds (default: forever); with argv[3], the main
+// thread starts a third worker, running lateSpin, argv[3] seconds after its start (from
+// inside its busy loop, which never returns to the event loop).
 'use strict';
 const { Worker, isMainThread, workerData } = require('worker_threads');
 
@@ -10,23 +12,45 @@ function spin(n) {
   return x;
 }
 
-function workerSpin(end) {
+// the functions a thread's samples are in (spin inlined into them): each called again
+// and again, so that V8 optimizes it as a whole (not only its loop, by on-stack
+// replacement, which a perf map written from an attach does not name)
+function workerSpin(n) {
   let s = 0;
-  while (Date.now() < end) s += spin(100000);
+  for (let k = 0; k < n; k++) s += spin(20000);
   return s;
 }
 
-function mainSpin(end) {
+function lateSpin(n) {
   let s = 0;
-  while (Date.now() < end) s += spin(100000);
+  for (let k = 0; k < n; k++) s += spin(20000);
+  return s;
+}
+
+function mainSpin(n) {
+  let s = 0;
+  for (let k = 0; k < n; k++) s += spin(20000);
+  return s;
+}
+
+function run(fn, end, lateAt) {
+  let s = 0;
+  while (Date.now() < end) {
+    s += fn(20);
+    if (Date.now() >= lateAt) {
+      lateAt = Infinity;
+      new Worker(__filename, { workerData: { end, late: true } });
+    }
+  }
   return s;
 }
 
 if (isMainThread) {
   const end = Date.now() + 1000 * Number(process.argv[2] || 1e9);
-  for (let i = 0; i < 2; i++) new Worker(__filename, { workerData: end });
+  const lateAt = process.argv[3] ? Date.now() + 1000 * Number(process.argv[3]) : Infinity;
+  for (let i = 0; i < 2; i++) new Worker(__filename, { workerData: { end } });
   process.stdout.write('ready\n');
-  mainSpin(end);
+  run(mainSpin, end, lateAt);
 } else {
-  workerSpin(workerData);
+  run(workerData.late ? lateSpin : workerSpin, workerData.end, Infinity);
 }
