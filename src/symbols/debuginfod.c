@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "symbols/debugfile.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -410,16 +411,9 @@ struct debuginfod_stats debuginfod__stats(struct debuginfod *d)
 
 int debuginfod__wait_idle(struct debuginfod *d, unsigned timeout_ms)
 {
-	struct timespec until;
+	struct timespec until = clock__deadline_on(CLOCK_REALTIME, (int)timeout_ms);
 	int ret = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&d->lock);
 	while ((d->nr || d->busy) && ret == 0)
 		ret = pthread_cond_timedwait(&d->cond, &d->lock, &until);

@@ -18,9 +18,14 @@ void clock__sleep_ms(int ms)
 
 struct timespec clock__deadline(int ms)
 {
+	return clock__deadline_on(CLOCK_MONOTONIC, ms);
+}
+
+struct timespec clock__deadline_on(clockid_t clk, int ms)
+{
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clk, &t);
 	t.tv_sec += ms / 1000;
 	t.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (t.tv_nsec >= 1000000000L) {

@@ -15,5 +15,7 @@ void clock__sleep_ms(int ms);
 
 /* The CLOCK_MONOTONIC time ms milliseconds from now (ms >= 0). */
 struct timespec clock__deadline(int ms);
+/* The same on another clock: CLOCK_REALTIME for a condition with the default attributes. */
+struct timespec clock__deadline_on(clockid_t clk, int ms);
 
 #endif
