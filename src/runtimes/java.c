@@ -398,7 +398,7 @@ struct java_session *java_session__start(const struct java_opts *opts)
 		s->o.pids = copy;
 	}
 	if (!s->o.attach_timeout_ms)
-		s->o.attach_timeout_ms = 3000;
+		s->o.attach_timeout_ms = 10000;	/* as the JDK's own attach waits */
 	if (!s->o.poll_ms)
 		s->o.poll_ms = 1000;
 	if (!s->o.frequency)

@@ -30,7 +30,7 @@ struct java_opts {
 	const char *lib_path;		/* libkiln-jvm.so; NULL: next to the running binary */
 	const pid_t *pids;		/* when nr_pids > 0, only these processes */
 	size_t nr_pids;
-	int attach_timeout_ms;		/* 0: 3000 */
+	int attach_timeout_ms;		/* 0: 10000 */
 	int poll_ms;			/* how often to look for new JVMs; 0: 1000 */
 	bool exec_events;		/* the caller reports every exec (note_exec): each poll
 					 * checks only those, and /proc is scanned every 30 s */
