@@ -134,12 +134,25 @@ void *bincache__get(struct bincache *c, const struct bin_id *id,
 	return v;
 }
 
+/* bincache__get_mapped's inspect, called through bincache__get's */
+struct mapped_inspect {
+	void (*inspect)(void *value, const struct bin_mapping *m);
+	const struct bin_mapping *m;
+};
+
+static void inspect_mapped(void *value, void *ctx)
+{
+	const struct mapped_inspect *mi = ctx;
+
+	mi->inspect(value, mi->m);
+}
+
 void *bincache__get_mapped(struct bincache **c, size_t value_size, size_t max,
 			   const struct bin_mapping *m, void *scratch,
 			   void (*inspect)(void *value, const struct bin_mapping *m))
 {
+	struct mapped_inspect mi = { inspect, m };
 	struct bin_id id;
-	void *v;
 
 	if (!bin_id__of(&id, m->pid, m->start, m->end, m->pgoff)) {
 		memset(scratch, 0, value_size);
@@ -148,12 +161,7 @@ void *bincache__get_mapped(struct bincache **c, size_t value_size, size_t max,
 	}
 	if (!*c)
 		*c = bincache__new(value_size, max);
-	v = bincache__find(*c, &id);
-	if (!v) {
-		v = bincache__add(*c, &id);
-		inspect(v, m);
-	}
-	return v;
+	return bincache__get(*c, &id, inspect_mapped, &mi);
 }
 
 size_t bincache__count(const struct bincache *c)

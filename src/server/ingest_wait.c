@@ -28,6 +28,15 @@ void ingest__acks_release(struct put_acks *a)
 	pthread_mutex_destroy(&a->lock);
 }
 
+/* One put of srv no longer waits for the store. */
+static void unwait(struct server *srv)
+{
+	pthread_mutex_lock(&srv->waiting_lock);
+	if (!--srv->waiting)
+		pthread_cond_broadcast(&srv->waiting_cond);
+	pthread_mutex_unlock(&srv->waiting_lock);
+}
+
 /* The store's report of one put (any thread). */
 static void put_done(void *arg, int ret, const char *err)
 {
@@ -49,10 +58,7 @@ static void put_done(void *arg, int ret, const char *err)
 	 * (not suspended), or it is freed only after the resume below */
 	if (resume)
 		MHD_resume_connection(conn);
-	pthread_mutex_lock(&srv->waiting_lock);
-	if (!--srv->waiting)
-		pthread_cond_broadcast(&srv->waiting_cond);
-	pthread_mutex_unlock(&srv->waiting_lock);
+	unwait(srv);
 }
 
 int ingest__put_async(struct request *r, const struct store_put *put, char *err, size_t errlen)
@@ -81,10 +87,7 @@ int ingest__put_async(struct request *r, const struct store_put *put, char *err,
 		pthread_mutex_lock(&a->lock);
 		a->pending--;
 		pthread_mutex_unlock(&a->lock);
-		pthread_mutex_lock(&srv->waiting_lock);
-		if (!--srv->waiting)
-			pthread_cond_broadcast(&srv->waiting_cond);
-		pthread_mutex_unlock(&srv->waiting_lock);
+		unwait(srv);
 	}
 	return ret;
 }
