@@ -40,8 +40,9 @@ check() {
 	# copies the module into /tmp for it)
 	local newnode
 	newnode=$(node_as "nodenew$name" setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	cp "$W/node_newfn.js" "$T/node_newfn.js" && chmod 644 "$T/node_newfn.js"	# nobody reads it
 	# (1 s after kiln started: $D/go)
-	(cd "$D" && exec bash -c "while [ ! -e '$D/go' ]; do sleep 0.1; done; sleep 1; exec '$newnode' '$W/node_newfn.js' 120 0 20 >'$D/newfn.out' 2>'$D/newfn.err'") &
+	(cd "$D" && exec bash -c "while [ ! -e '$D/go' ]; do sleep 0.1; done; sleep 1; exec '$newnode' '$T/node_newfn.js' 120 0 20 >'$D/newfn.out' 2>'$D/newfn.err'") &
 	newfn=$!	# the same pid once bash has exec'd node
 	reap $ratio $newfn
 	_maps+=("/tmp/perf-$ratio.map" "/tmp/perf-$newfn.map")
@@ -60,7 +61,7 @@ check() {
 	done
 	bad() { echo "FAIL ($name): $*"; kill $ratio $newfn 2>/dev/null; wait $kiln 2>/dev/null; return 1; }
 	[ "$(grep -c 'writes /tmp/perf-' "$D/record.log")" -eq 2 ] ||
-		{ bad "kiln did not attach both: $(cat "$D/record.log")"; return 1; }
+		{ bad "kiln did not attach both: $(cat "$D/record.log"); the second node's stderr: $(tail -n 5 "$D/newfn.err")"; return 1; }
 	open_during=$(listening $ratio; listening $newfn)
 	map=/tmp/perf-$newfn.map
 	s1=$(size "$map")

@@ -146,13 +146,21 @@ node_real() {
 # (the comm of its samples), made in $T: a link to the binary, or for Debian's node from
 # build/ a copy of its wrapper that runs such a link. RUNNER (a command and its
 # arguments, such as setpriv's that change the user): exec'd with the link and node's
-# arguments after it, inside the wrapper's namespace; the pid stays node's.
+# arguments after it, inside the wrapper's namespace; the pid stays node's. When RUNNER's
+# user cannot run the binary where it is (a checkout under /root, as in tests/fresh), the
+# link is to a copy of it in $T; what that user runs must be in $T too.
 node_as() {
 	local name=$1 real
 	shift
 	real=$(node_real "$NODE")
 	[ -x "$real" ] || fail "cannot find the node binary of $NODE"
 	mkdir -p "$T/$name.bin" && ln -sf "$real" "$T/$name.bin/$name"
+	if [ $# -gt 0 ] && ! "$@" test -x "$real" -a -r "$real"; then
+		head -c 2 "$NODE" | grep -q '#!' &&
+			fail "$* cannot run $real, and $NODE needs the libraries beside it"
+		# named node (kiln knows node by what it maps), run through the link (its comm)
+		cp "$real" "$T/$name.bin/node" && ln -sf node "$T/$name.bin/$name" && chmod -R a+rX "$T/$name.bin"
+	fi
 	if head -c 2 "$NODE" | grep -q '#!'; then
 		sed "s| exec $real | exec $* $T/$name.bin/$name |" "$NODE" >"$T/$name"
 	elif [ $# -gt 0 ]; then
