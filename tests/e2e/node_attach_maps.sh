@@ -17,6 +17,7 @@
 node_maps_lib
 command -v setpriv >/dev/null || fail "no setpriv (util-linux)"
 chmod 755 "$T"
+cp "$W/node_newfn.js" "$T/node_newfn.js" && chmod 644 "$T/node_newfn.js"	# nobody runs it
 
 # listening PID: the TCP sockets process PID listens on, as ss shows them
 listening() { ss -ltnpH | grep -E "pid=$1," || true; }
@@ -40,7 +41,6 @@ check() {
 	# copies the module into /tmp for it)
 	local newnode
 	newnode=$(node_as "nodenew$name" setpriv --reuid=nobody --regid=nogroup --clear-groups)
-	cp "$W/node_newfn.js" "$T/node_newfn.js" && chmod 644 "$T/node_newfn.js"	# nobody reads it
 	# (1 s after kiln started: $D/go)
 	(cd "$D" && exec bash -c "while [ ! -e '$D/go' ]; do sleep 0.1; done; sleep 1; exec '$newnode' '$T/node_newfn.js' 120 0 20 >'$D/newfn.out' 2>'$D/newfn.err'") &
 	newfn=$!	# the same pid once bash has exec'd node

@@ -150,18 +150,20 @@ node_real() {
 # user cannot run the binary where it is (a checkout under /root, as in tests/fresh), the
 # link is to a copy of it in $T; what that user runs must be in $T too.
 node_as() {
-	local name=$1 real
+	local name=$1 real wrapper=false
 	shift
 	real=$(node_real "$NODE")
 	[ -x "$real" ] || fail "cannot find the node binary of $NODE"
-	mkdir -p "$T/$name.bin" && ln -sf "$real" "$T/$name.bin/$name"
+	head -c 2 "$NODE" | grep -q '#!' && wrapper=true
+	mkdir -p "$T/$name.bin"
 	if [ $# -gt 0 ] && ! "$@" test -x "$real" -a -r "$real"; then
-		head -c 2 "$NODE" | grep -q '#!' &&
-			fail "$* cannot run $real, and $NODE needs the libraries beside it"
+		! $wrapper || fail "$* cannot run $real, and $NODE needs the libraries beside it"
 		# named node (kiln knows node by what it maps), run through the link (its comm)
 		cp "$real" "$T/$name.bin/node" && ln -sf node "$T/$name.bin/$name" && chmod -R a+rX "$T/$name.bin"
+	else
+		ln -sf "$real" "$T/$name.bin/$name"
 	fi
-	if head -c 2 "$NODE" | grep -q '#!'; then
+	if $wrapper; then
 		sed "s| exec $real | exec $* $T/$name.bin/$name |" "$NODE" >"$T/$name"
 	elif [ $# -gt 0 ]; then
 		printf '#!/bin/sh\nexec %s %s "$@"\n' "$*" "$T/$name.bin/$name" >"$T/$name"
