@@ -2,6 +2,7 @@
 # A CoreCLR process in its own mount and PID namespaces with a private /tmp (what a
 # container gives): kiln finds its diagnostics socket through /proc/PID/root and the
 # namespace pid, and the managed stacks come back on the host tids (the 7:3 check holds).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$ROOT/tests/workloads/dotnet_env.sh"

@@ -3,6 +3,7 @@
 # kiln sees it map libcoreclr.so, waits for its diagnostics socket, and its managed thread's
 # samples from then on carry the Main;Run;Phase;Alpha|Beta frames (the shares are
 # dotnet_ratio.sh's: here the start-up, before the socket, weighs on a short window).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$ROOT/tests/workloads/dotnet_env.sh"

@@ -4,6 +4,7 @@
 # the right chain, Alpha's share is within max(3 points, 3 sigma); after kiln exits the
 # EventPipe session is closed (the runtime holds no more sockets than before kiln came),
 # and the workload still runs. Then --dotnet-mode disabled: no _[net] frame at all.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$ROOT/tests/workloads/dotnet_env.sh"

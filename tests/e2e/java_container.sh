@@ -2,6 +2,7 @@
 # A JVM in its own mount and PID namespaces with a private /tmp (what a container gives):
 # the agent is copied into the JVM's /tmp, the attach goes through /proc/PID/root and the
 # namespace pid, and the stacks come back with the threads mapped to host tids.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/java_env.sh"
 need_root

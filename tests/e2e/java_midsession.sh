@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A JVM that starts while the session runs is found and attached to; without the
 # thread-names option no thread frame appears.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/java_env.sh"
 need_root

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The same known answer as java_ratio.sh under the newest JDK above 17 on the machine
 # (Temurin 25 on the CI image).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/java_env.sh"
 need_root

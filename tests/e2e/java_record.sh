@@ -2,6 +2,7 @@
 # kiln record with Java: the JVM's Java threads appear with their Java stacks (names,
 # _[j]/_[i]/_[0], the thread name with --java-collect-thread-names) in the one .col, in
 # place of their perf stacks; --no-java leaves the JVM untouched.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/java_env.sh"
 need_root

@@ -3,6 +3,7 @@
 # program of another name through JNI, running when kiln starts, and a javac compile
 # started during the session both get Java frames. Prints the share of javac's samples
 # that carry Java frames (the part of a short-lived JVM's life attaching leaves).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/java_env.sh"
 need_root

@@ -11,6 +11,7 @@
 # functions; and that workload keeps running and prints what a run without kiln prints.
 # The second node is caught early in its start-up (Debian's 18 handles SIGUSR1 a second
 # before its main script runs here): kiln waits for it in one session.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

@@ -4,6 +4,7 @@
 # namespace's 127.0.0.1 (setns), copies libkiln-nodeperf.so into its /tmp, and reads the
 # map it writes there under its namespace pid; the host's /tmp gets nothing, and no port
 # stays open in the namespace.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

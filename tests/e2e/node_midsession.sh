@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A node started while kiln records is picked up: its JavaScript frames are read, the
 # shares of node_ratio.js (phases of 350/150 ms) right.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --nodejs-mode: none reads no JavaScript frames; perf (gProfiler's) names the JIT's code
 # from the perf map of a node started with --perf-basic-prof, and reads none either.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

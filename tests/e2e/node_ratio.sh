@@ -3,6 +3,7 @@
 # through main -> phase -> dispatch, TurboFan inlining them into phase; >= 95% of the
 # main thread's samples carry _[js] frames after Builtins_JSEntry, both inlined
 # functions are named with their files and lines, the shares within 3 sigma.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

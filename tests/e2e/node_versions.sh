@@ -6,6 +6,7 @@
 # thread's samples carry _[js] frames, alpha's share within 3 sigma of 70% (the sample
 # count's), the inlined functions named, files and lines right. A node whose V8 kiln has
 # no layout for must show the skip marker and no _[js] frame. Says which ran.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

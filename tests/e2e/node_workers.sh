@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Worker threads: each runs JavaScript in its own isolate; the main thread's samples show
 # mainSpin, the workers' workerSpin, never both in one stack.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # JavaScript calling native code: compress() spends its time in zlib.deflateSync, whose
 # native frames (node's zlib binding, zlib's deflate) follow the JavaScript caller.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

@@ -3,6 +3,7 @@
 # socket, serving requests sent with cgi-fcgi over FastCGI: its worker is profiled and
 # shows Controller::handle -> render -> checksum as _[php] frames. With opcache (Debian's
 # default) and without it, when every request compiles the script again at new addresses.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --php-proc-filter || skip "kiln record has no php reader"

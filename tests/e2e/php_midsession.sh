@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A php process started in the middle of a session (by a parent given to --pids) is
 # picked up: >= 95% of its samples carry _[php] frames, with the right shares and lines.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --php-proc-filter || skip "kiln record has no php reader"

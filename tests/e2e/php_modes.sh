@@ -2,6 +2,7 @@
 # --perf-mode fp still shows the PHP frames (under the process name when the fp walk
 # cannot reach execute_ex: Debian's php has no frame pointers); --php-mode disabled, and
 # a --php-proc-filter that matches neither the name nor the command line, show none.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --php-proc-filter || skip "kiln record has no php reader"

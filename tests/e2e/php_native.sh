@@ -2,6 +2,7 @@
 # PHP frames merged into the native stack: a call into an extension function
 # (gzcompress) shows zlib's native frames above it and its PHP caller; a callback run
 # by array_map sits in its own execute_ex activation, under array_map_[php].
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --php-proc-filter || skip "kiln record has no php reader"

@@ -2,6 +2,7 @@
 # Known-answer PHP workload on Debian's php: Work::alpha and beta share the CPU 70/30
 # through <main> -> dispatch; >= 95% of the samples carry _[php] frames, merged after
 # execute_ex, with the shares within 3 sigma and the right files and lines.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --php-proc-filter || skip "kiln record has no php reader"

@@ -3,6 +3,7 @@
 # or a plugin host does), while kiln runs: its first samples are native only, and once
 # libpython is mapped the agent follows the interpreter, so the Python functions it runs
 # appear with _[p] frames under the native caller.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 lib=

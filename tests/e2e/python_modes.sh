@@ -2,6 +2,7 @@
 # --perf-mode fp still shows the Python frames (under the process name when the fp walk
 # cannot reach the interpreter's frame); --python-mode disabled shows none; a Python
 # process started in the middle of a session is picked up.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --python-mode || skip "kiln record has no --python-mode"

@@ -2,6 +2,7 @@
 # Python frames merged into the native stack: a call into a C extension (zlib.compress)
 # shows zlib's native frames above the Python frame that called it; a multi-threaded
 # program shows each thread's own Python stack.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --python-mode || skip "kiln record has no --python-mode"

@@ -4,6 +4,7 @@
 # samples carry _[p] frames merged after the interpreter's frame, alpha's share is
 # within 3 points of 70% (and of 3 sigma), and files and lines are right. Says which of the
 # versions kiln reads (src/runtimes/python_layout.c) it ran and which it could not find.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --python-mode || skip "kiln record has no --python-mode"

@@ -2,6 +2,7 @@
 # A program built -O2 -fomit-frame-pointer, 30 recursive frames under main: in dwarf and
 # smart mode >= 99% of its samples reach main and the leaf shares are within 2 points
 # (a 3-sigma bound over the samples taken); the stack copy size is an option.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 if [ ! -x "$WB/deep" ] || [ "$W/deep.c" -nt "$WB/deep" ]; then

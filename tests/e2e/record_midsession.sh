@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A process started in the middle of a session (fork + exec by the shell), and one that
 # exits before the session ends, are both named and symbolized.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 build_c ratio

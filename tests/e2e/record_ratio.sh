@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A frame-pointer C workload whose three leaves share the CPU 50/30/20: the .col shares
 # are within 2 points (a 3-sigma bound over ~5,000+ samples) and every stack has its caller.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 build_c ratio

@@ -3,6 +3,7 @@
 # writes with the right counts; kiln reads what Go's runtime/pprof writes (a known-answer
 # workload, tests/workloads/gopprof.go) with the same totals as `go tool pprof`; a round
 # trip pprof → kiln → pprof keeps every stack; truncated or corrupt input fails cleanly.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 command -v go >/dev/null || skip "go is not installed"
 export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod HOME=${HOME:-/root}

@@ -4,6 +4,7 @@
 # mapped the agent follows the interpreter, so the Ruby methods it runs appear with
 # _[rb] frames under the native caller, though the process is not called ruby; each
 # activation of the interpreter loop in the native stack holds its own Ruby frames.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 lib=

@@ -2,6 +2,7 @@
 # --ruby-mode disabled and --no-ruby show no Ruby frames (and gProfiler's rbspy is
 # accepted as our reader); a Ruby process started in the middle of a session is picked
 # up, and so is one started while kiln records every process.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --ruby-mode || skip "kiln record has no --ruby-mode"

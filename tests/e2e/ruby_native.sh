@@ -3,6 +3,7 @@
 # (Zlib::Deflate.deflate) shows zlib's native frames above the Ruby method that called
 # it and its named C function frame; a multi-threaded program shows each thread's own
 # Ruby stack.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --ruby-mode || skip "kiln record has no --ruby-mode"

@@ -3,6 +3,7 @@
 # Debian's ruby: >= 95% of its samples carry _[rb] frames merged after rb_vm_exec,
 # alpha's share is within 3 points of 70% (and of 3 sigma), and files and lines are
 # right; the same with --perf-mode fp, where the frames may sit under the process name.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 "$KILN" record --help 2>&1 | grep -q -- --ruby-mode || skip "kiln record has no --ruby-mode"

@@ -12,6 +12,7 @@
 # The profiler sends native frames unsymbolized ("(ratio+0x1274)"): the test names them
 # with nm, as the profiler's own backend would. Skipped (exit 2) only when the profiler
 # cannot load its BPF programs.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 . "$ROOT/tests/workloads/lib.sh"	# need_root, build_c

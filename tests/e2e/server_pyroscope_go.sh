@@ -5,6 +5,7 @@
 # Pyroscope's generated client), the CPU time of the two TagWrapper-labelled handlers is
 # 7:3 within 3 sigma, the 40 parked goroutines and the allocating function are there, and
 # the SDK's labels are series labels while its per-run __session_id__ is not.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"

@@ -5,6 +5,7 @@
 # the same CPU work. SelectMergeSpanProfile (Pyroscope's generated Go client) of the alpha
 # spans holds main.alpha and no main.beta, that of every span holds both, 7:3 within 3
 # sigma, the span-less rest of the profile is not in it, and span_id is no series label.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"

@@ -13,6 +13,7 @@
 #    profiles land under service_name="unknown_service", as they would in Pyroscope.
 #    Checked: the same totals through render and Connect, and the same 7:3.
 # The jar is fetched by mvn into build/m2 (reused across runs).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"

@@ -9,6 +9,7 @@
 # "alpha" spans holds kiln_alpha and (almost) no kiln_beta, and that of every span holds
 # (almost) all of both.
 # The packages are installed into a venv under build/e2e-pip (reused across runs).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../server_lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"

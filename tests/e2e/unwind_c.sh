@@ -3,6 +3,7 @@
 # frames below main: >= 99% of the samples reach main, >= 99% of the leaves' samples hold
 # exactly 30 rec frames, and the leaf shares (75% / 25% of the CPU by construction) are
 # within max(2 points, 3 sigma of the sample count: 2 points at ~5,000 samples).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 need_root
 "$KILN" record --help 2>&1 | grep -q -- '--perf-mode' || skip "kiln record has no --perf-mode yet"

@@ -2,6 +2,7 @@
 # smart mode on a C program built with frame pointers whose hot leaf keeps no frame
 # (-momit-leaf-frame-pointer): the leaf is stepped by CFI, so its caller (alpha or beta,
 # called 7:3) is present in >= 99% of the leaf's samples with its share within 3 sigma.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 cc -O2 -fno-omit-frame-pointer -momit-leaf-frame-pointer -fno-optimize-sibling-calls \

@@ -8,6 +8,7 @@
 # process's samples must reach runtime.goexit, runtime.main or runtime.mstart (or
 # runtime.mcall / morestack: the root of the scheduler's g0 stack, as in the runtime's
 # own tracebacks).
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 command -v go >/dev/null || skip "no go toolchain"

@@ -4,6 +4,7 @@
 # frames with their shares: with the binary's own debug info, with the debug info only in
 # a separate file found by .gnu_debuglink, and built as C++. Without
 # debug info there is nothing to show, and no _[i] frame is made up.
+# e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 command -v g++ >/dev/null || skip "no g++"

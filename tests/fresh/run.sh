@@ -147,7 +147,7 @@ inside() {
 		while IFS= read -r line; do
 			printf '%s\n' "$line" >> "$logs/$name.log"
 			[[ "$line" =~ ^\ \ [A-Z-]+\ \  ]] && [ ! -e "$logs/$name.first" ] && stamp > "$logs/$name.first"
-			case $line in ok\ *|skip\ *|FAIL*|FAILED:*|unit:*|e2e:*|installing:*) printf '  %s\n' "$line" ;; esac
+			case $line in ok\ *|skip\ *|RERUN*|FAIL*|FAILED:*|unit:*|e2e:*|installing:*) printf '  %s\n' "$line" ;; esac
 		done
 	return "${PIPESTATUS[0]}"
 }
