@@ -30,6 +30,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t i = 0; i < n; i++)
 			nd_line_of(pc, n, nd_pos_offset(p[i]) + (int32_t)nd_pos_inlining(p[i]));
 		nd_scope_name_slot(&l, data + 7, size - 7);
+		/* a bytecode offset table after the bytecodes, sized by the first bytes */
+		static uint8_t sizes[3][256];
+		uint32_t nb = pos % (uint32_t)(size - 7 + 1);
+		for (int s = 0; s < 3; s++)
+			for (int b = 0; b < 256; b++)
+				sizes[s][b] = (uint8_t)(1 + (b * (s + 1)) % 9);
+		size_t tl = size - 7 - nb < 1024 ? size - 7 - nb : 1024;	/* pc's room */
+		nd_decode_baseline(data + 7 + nb, tl, data + 7, nb, sizes, 256, entries, pc, p);
 	} else if (data[0] & 1) {
 		struct rb_layout l;
 		int major, minor;

@@ -369,7 +369,7 @@ struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_
 	memcpy(&size, hdr + rp->l.code_size, 4);
 	if (slot) {
 		struct nd_code *c = *slot;
-		if (c->entry == entry && c->size == size)
+		if (c->entry == entry && c->size == size && !c->baseline)
 			return c;
 		nd_code_free(c);	/* the address holds other code now */
 		hashmap__remove(rp->code_by_addr, &code, sizeof(code));
@@ -425,6 +425,72 @@ uint32_t nd_bytecode_line(struct runtime_proc *rp, int32_t i, uint64_t ba, const
 			hi = mid;
 	}
 	return lo ? nd_fn_line(rp, i, nd_pos_offset(c->pos[lo - 1])) : 0;
+}
+
+/* Sparkplug's code at tagged address code: its pc -> bytecode offset table, decoded
+ * beside the bytecodes of its BytecodeArray ba (nd_decode_baseline). A table that cannot
+ * be read or does not match leaves nr_pos 0: the frame gets no line, never a wrong one. */
+static struct nd_code *baseline_read(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr,
+				     uint64_t ba, const uint8_t *bah)
+{
+	const struct nd_layout *l = &rp->l;
+	struct nd_code *c = xcalloc(1, sizeof(*c));
+	uint64_t len = nd_rd64(bah, (size_t)l->fa_length);
+	uint32_t nr;
+
+	c->code = code;
+	c->entry = nd_code_entry(l, code, hdr);
+	memcpy(&c->size, hdr + l->code_size, 4);
+	c->baseline = true;
+	if (!rp->nr_bytecodes || !nd_is_smi(len) || nd_smi(len) <= 0 ||
+	    nd_smi(len) > MAX_POSITIONS * 8)
+		return c;
+	uint32_t nb = (uint32_t)nd_smi(len);
+	uint8_t *t = read_array(rp, nd_rd64(hdr, (size_t)l->code_positions), 1, MAX_POSITIONS * 8,
+				&nr);
+	uint8_t *b = xmalloc(nb);
+	if (t && nd_read(rp->pid, nd_untag(ba) + (uint64_t)l->ba_header, b, nb) == 0) {
+		c->pc_off = xmalloc((nr + 1) * sizeof(*c->pc_off));
+		c->pos = xmalloc((nr + 1) * sizeof(*c->pos));
+		c->nr_pos = nd_decode_baseline(t, nr, b, nb, rp->bc_sizes, rp->nr_bytecodes, c->size,
+					       c->pc_off, c->pos);
+	}
+	free(t);
+	free(b);
+	return c;
+}
+
+int32_t nd_baseline_offset(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr, uint64_t ba,
+			   const uint8_t *bah, uint32_t off)
+{
+	void **slot = hashmap__find(rp->code_by_addr, &code, sizeof(code));
+	uint64_t entry = nd_code_entry(&rp->l, code, hdr);
+	struct nd_code *c = slot ? *slot : NULL;
+	uint32_t size;
+	bool created;
+
+	memcpy(&size, hdr + rp->l.code_size, 4);
+	if (c && (c->entry != entry || c->size != size || !c->baseline)) {
+		nd_code_free(c);	/* the address holds other code now */
+		hashmap__remove(rp->code_by_addr, &code, sizeof(code));
+		c = NULL;
+	}
+	if (!c) {
+		if (hashmap__count(rp->code_by_addr) >= MAX_CODES)
+			return -1;
+		c = baseline_read(rp, code, hdr, ba, bah);
+		slot = hashmap__insert(rp->code_by_addr, &code, sizeof(code), &created);
+		*slot = c;
+	}
+	uint32_t lo = 0, hi = c->nr_pos;
+	while (lo < hi) {	/* the first range that ends past off */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->pc_off[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nr_pos ? (int32_t)(int64_t)c->pos[lo] : -1;
 }
 
 static int node_sample(struct runtime_proc *rp, pid_t tid, const struct rt_native *n,

@@ -21,6 +21,7 @@
 #define BLOB_SIZE "_ZN2v88internal12_GLOBAL__N_132current_embedded_blob_code_size_E"
 #define BLOB_CODE_FN "_ZN2v88internal7Isolate23CurrentEmbeddedBlobCodeEv"
 #define BLOB_SIZE_FN "_ZN2v88internal7Isolate27CurrentEmbeddedBlobCodeSizeEv"
+#define BC_SIZES "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE"
 
 /* What a node binary or libnode holds, remembered per file (runtimes/bincache.h). */
 struct known {
@@ -29,6 +30,8 @@ struct known {
 	struct nd_layout l;
 	uint64_t blob_var, blob_size_var;	/* file vaddrs, 0 when not found */
 	uint64_t seg;			/* a mapping at pgoff is biased by start - seg */
+	uint8_t bc_sizes[3][256];	/* see runtime_proc */
+	uint32_t nr_bytecodes;
 };
 
 static struct bincache *known;
@@ -97,6 +100,29 @@ static int accessor_var(struct elf_lookup *e, const char *fn, uint64_t *var)
 	return 0;
 }
 
+/* V8's uint8_t kBytecodeSizes[3][count]: each bytecode's size at operand scales 1, 2 and
+ * 4. Taken only when it looks like one: the four scaling prefixes first (size 1 at every
+ * scale), and no size 0 or larger than a bytecode of five quadruple operands. */
+static void bytecode_sizes(struct elf_lookup *e, struct known *k)
+{
+	uint8_t t[3 * 256];
+	uint64_t at, size;
+
+	k->nr_bytecodes = 0;
+	if (elf_lookup__object(e, BC_SIZES, 0, &at, &size) < 0 || size % 3 || size / 3 < 8 ||
+	    size / 3 > 256 || elf_lookup__read(e, at, t, (size_t)size) < 0)
+		return;
+	uint32_t n = (uint32_t)(size / 3);
+	for (uint32_t s = 0; s < 3; s++)
+		for (uint32_t b = 0; b < n; b++) {
+			uint8_t v = t[s * n + b];
+			if (v == 0 || v > 1 + 5 * 4 || (b < 4 && v != 1))
+				return;
+			k->bc_sizes[s][b] = v;
+		}
+	k->nr_bytecodes = n;
+}
+
 static void inspect(void *value, const struct bin_mapping *m)
 {
 	struct known *k = value;
@@ -133,6 +159,7 @@ static void inspect(void *value, const struct bin_mapping *m)
 	    (accessor_var(e, BLOB_CODE_FN, &k->blob_var) < 0 ||
 	     accessor_var(e, BLOB_SIZE_FN, &k->blob_size_var) < 0))
 		k->blob_var = k->blob_size_var = 0;
+	bytecode_sizes(e, k);
 	k->status = 0;
 out:
 	elf_lookup__free(e);
@@ -151,6 +178,8 @@ int nd_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *ski
 	if (k->status < 0)
 		return k->status;
 	rp->l = k->l;
+	memcpy(rp->bc_sizes, k->bc_sizes, sizeof(rp->bc_sizes));
+	rp->nr_bytecodes = k->nr_bytecodes;
 	snprintf(rp->version, sizeof(rp->version), "%s", k->version);
 	if (k->blob_var) {
 		rp->blob_var = k->blob_var + (m.start - k->seg);

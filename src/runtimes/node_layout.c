@@ -72,7 +72,8 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		/* Code (the former CodeDataContainer): the instructions are elsewhere */
 		.code_deopt_data = 16, .code_positions = 24, .code_entry = 40, .code_size = 56,
-		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_baseline = 11, .kind_maglev = 12,
+		.kind_turbofan = 13,
 		.is_header = 16,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
 		.ba_positions = 32, .ba_header = 54,
@@ -96,7 +97,8 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		.code_deopt_data = 16, .code_positions = 24, .code_header = 128, .code_size = 40,
-		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 12, .kind_turbofan = 13,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_baseline = 11, .kind_maglev = 12,
+		.kind_turbofan = 13,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
 		.ba_positions = 32, .ba_header = 56,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
@@ -121,7 +123,8 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		.code_deopt_data = 8, .code_positions = 16, .code_entry = 40, .code_size = 52,
-		.code_flags = 48, .code_kind_mask = 0xf, .kind_maglev = 11, .kind_turbofan = 12,
+		.code_flags = 48, .code_kind_mask = 0xf, .kind_baseline = 10, .kind_maglev = 11,
+		.kind_turbofan = 12,
 		.is_header = 32,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
 		.ba_positions = 24, .ba_header = 64,
@@ -148,7 +151,8 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.sfi_name_or_scope_info = 24, .sfi_script_or_debug_info = 40,
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		.code_deopt_data = 8, .code_positions = 16, .code_entry = 40, .code_size = 56,
-		.code_flags = 52, .code_kind_mask = 0xf, .kind_maglev = 11, .kind_turbofan = 12,
+		.code_flags = 52, .code_kind_mask = 0xf, .kind_baseline = 10, .kind_maglev = 11,
+		.kind_turbofan = 12,
 		.is_header = 32,
 		.deopt_inlined_count = 1, .deopt_literals = 3, .deopt_inlining_positions = 8,
 		.ba_positions = 24, .ba_header = 64,
@@ -290,6 +294,69 @@ static bool vlq(const uint8_t *b, size_t len, size_t *i, int64_t *out)
 	} while (c & 0x80);
 	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 	return true;
+}
+
+/* One unsigned VLQ (7 bits a byte, low first, high bit: more) at *i. */
+static bool uvlq(const uint8_t *b, size_t len, size_t *i, uint32_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t c;
+
+	do {
+		if (*i >= len || shift > 28)
+			return false;
+		c = b[(*i)++];
+		v |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	if (v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* The size of the bytecode at b[off] with its Wide or ExtraWide prefix (which the debug
+ * break prefixes mirror), 0 when it runs past len or the table does not know it. */
+static uint32_t bytecode_size(const uint8_t (*sizes)[256], uint32_t nr_sizes, const uint8_t *b,
+			      uint32_t len, uint32_t off)
+{
+	uint32_t scale = 0, size, at = off;
+
+	if (b[at] <= 3) {	/* Wide, ExtraWide, DebugBreakWide, DebugBreakExtraWide */
+		scale = b[at] == 0 || b[at] == 2 ? 1 : 2;
+		if (++at >= len)
+			return 0;
+	}
+	if (b[at] >= nr_sizes || !(size = sizes[scale][b[at]]))
+		return 0;
+	size += at - off;
+	return size <= len - off ? size : 0;
+}
+
+uint32_t nd_decode_baseline(const uint8_t *table, size_t table_len, const uint8_t *bytecodes,
+			    uint32_t nr_bytes, const uint8_t (*sizes)[256], uint32_t nr_sizes,
+			    uint32_t code_size, uint32_t *pc_end, uint64_t *bc_off)
+{
+	size_t i = 0;
+	uint32_t n = 0, end = 0, d;
+	int64_t bc = -1;	/* the prologue's */
+
+	for (uint32_t off = 0;;) {
+		if (!uvlq(table, table_len, &i, &d) || d > code_size - end)
+			return 0;
+		end += d;
+		pc_end[n] = end;
+		bc_off[n++] = (uint64_t)bc;
+		if (off == nr_bytes)
+			break;
+		uint32_t size = bytecode_size(sizes, nr_sizes, bytecodes, nr_bytes, off);
+		if (!size)
+			return 0;
+		bc = off;
+		off += size;
+	}
+	return i == table_len ? n : 0;	/* every entry used, every bytecode given one */
 }
 
 uint32_t nd_decode_positions(const uint8_t *b, size_t len, uint32_t *pc_off, uint64_t *pos,

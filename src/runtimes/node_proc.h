@@ -36,7 +36,7 @@ struct nd_layout {
 	int code_header;	/* > 0: the instructions follow the Code's header of this size
 				 * (V8 10.2); 0: code_entry points to them (11.3 on) */
 	int is_header;		/* 11.3 on: the InstructionStream's header (map, Code, ...) */
-	uint32_t code_kind_mask, kind_maglev, kind_turbofan;
+	uint32_t code_kind_mask, kind_baseline, kind_maglev, kind_turbofan;
 	int deopt_inlined_count, deopt_literals, deopt_inlining_positions;	/* indices */
 	int ba_positions, ba_header;	/* BytecodeArray: its source positions, its bytecodes */
 	int str_length, seq_chars, cons_first, cons_second, thin_actual, ext_data;
@@ -74,6 +74,8 @@ struct nd_code {
 	int32_t outer;			/* index in fns of the code's own function */
 	uint32_t nr_lits;
 	int32_t *lit_fn;		/* the inlined functions, by literal index (-1) */
+	bool baseline;			/* Sparkplug's: pc_off holds the end of each
+					 * bytecode's code, pos its bytecode offset */
 };
 
 struct runtime_proc {
@@ -84,6 +86,11 @@ struct runtime_proc {
 	uint64_t blob_var, blob_size_var;	/* where the process keeps them */
 	uint64_t blob_ino, blob_off;	/* the file that holds them, at offset: V8 maps a
 					 * copy near its JIT code (short builtin calls) */
+	/* The interpreter's bytecode sizes at operand scales 1, 2 and 4, from the binary's
+	 * interpreter::Bytecodes::kBytecodeSizes (.symtab: none in a stripped libnode):
+	 * they step through a baseline frame's bytecodes. nr_bytecodes 0: unknown. */
+	uint8_t bc_sizes[3][256];
+	uint32_t nr_bytecodes;
 	struct hashmap *fn_by_sfi;	/* sfi address -> index + 1 */
 	struct nd_fn **fns;
 	size_t nr_fns, alloc_fns;
@@ -154,6 +161,15 @@ static inline uint64_t nd_code_entry(const struct nd_layout *l, uint64_t code, c
  * offset, source position) entries. Returns the number decoded. */
 uint32_t nd_decode_positions(const uint8_t *b, size_t len, uint32_t *pc_off, uint64_t *pos,
 			     uint32_t max);
+/* Decodes Sparkplug's bytecode offset table (table_len bytes: one unsigned VLQ a range of
+ * code, the prologue's, then one per bytecode) beside the nr_bytes bytecodes it was made
+ * for, stepped with sizes[scale][bytecode] (V8's kBytecodeSizes, nr_sizes bytecodes).
+ * Writes each range's end offset into pc_end and its bytecode offset into bc_off (-1 the
+ * prologue), at most table_len entries. Returns how many, or 0 when the table and the
+ * bytecodes do not match (an entry too many or too few, a range past code_size). */
+uint32_t nd_decode_baseline(const uint8_t *table, size_t table_len, const uint8_t *bytecodes,
+			    uint32_t nr_bytes, const uint8_t (*sizes)[256], uint32_t nr_sizes,
+			    uint32_t code_size, uint32_t *pc_end, uint64_t *bc_off);
 /* The script offset (-1: none) and inlining id (0: the outer function) of a source
  * position. */
 int32_t nd_pos_offset(uint64_t pos);
@@ -193,6 +209,12 @@ struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_
 #define ND_BA_READ 40
 uint32_t nd_bytecode_line(struct runtime_proc *rp, int32_t i, uint64_t ba, const uint8_t *hdr,
 			  int32_t off);
+/* The bytecode offset that Sparkplug code at tagged address code (header hdr) runs at
+ * code offset off, for the BytecodeArray at ba (header bah) of its frame; its table is
+ * read on first sight (node.c). -1 when unknown: the prologue, no bytecode sizes, or a
+ * table that does not match the bytecodes. */
+int32_t nd_baseline_offset(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr, uint64_t ba,
+			   const uint8_t *bah, uint32_t off);
 /* Frees a struct nd_code (node.c). Accepts NULL. */
 void nd_code_free(struct nd_code *c);
 

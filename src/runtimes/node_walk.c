@@ -31,6 +31,7 @@ struct raw {
 	enum raw_kind kind;
 	bool leaf, blob;	/* blob: its pc is in the embedded builtins */
 	uint64_t pc, fn, ba;	/* ba: an interpreted frame's BytecodeArray, else 0 */
+	uint64_t fp;
 	int32_t bo;		/* and its bytecode offset */
 	uint8_t jsf[JSF_READ], map[16], sfi[ND_SFI_READ], code[CODE_READ], bah[ND_BA_READ];
 };
@@ -142,10 +143,11 @@ static bool classify(struct runtime_proc *rp, const struct rt_native *n, uint64_
 	uint64_t ba, bo;
 	if (stack_word(rp, n, fp + (uint64_t)(int64_t)l->fp_bytecode_array, &ba) &&
 	    stack_word(rp, n, fp + (uint64_t)(int64_t)l->fp_bytecode_offset, &bo) &&
-	    nd_is_heap(ba) && nd_is_smi(bo)) {
+	    nd_is_heap(ba) && (nd_is_smi(bo) || nd_is_heap(bo))) {
 		r->ba = ba;
-		/* the slot holds the offset from the tagged array's address */
-		r->bo = nd_smi(bo) - (l->ba_header - 1);
+		/* the slot holds the offset from the tagged array's address; a baseline
+		 * frame keeps its feedback vector there, and its offset comes from the pc */
+		r->bo = nd_is_smi(bo) ? nd_smi(bo) - (l->ba_header - 1) : -1;
 	}
 	return true;
 }
@@ -251,8 +253,43 @@ static bool find_code(struct runtime_proc *rp, uint64_t pc, uint64_t code_map, u
 	return *code != 0;
 }
 
+/* A leaf frame whose pc is in a builtin that Sparkplug's code calls without a frame of
+ * its own (Builtins_*_Baseline) left its return address between sp and the frame's fp,
+ * below the frame's registers: the first word there that points into the function's
+ * baseline code [entry, entry + size). Or, where the function does not say which code it
+ * runs (13.6), the first of the lowest BASELINE_WORDS words that is a pc of baseline code:
+ * its Code into *code and its header into hdr. Returns it, or 0. */
+#define BASELINE_WORDS 4
+static uint64_t return_into(struct runtime_proc *rp, const struct rt_native *n, uint64_t fp,
+			    uint64_t entry, uint32_t size, uint64_t *code, uint8_t *hdr)
+{
+	const struct nd_layout *l = &rp->l;
+
+	for (uint64_t a = n->sp, i = 0; a < fp && in_copy(n, a); a += 8, i++) {
+		uint64_t w, found;
+		uint32_t flags;
+		memcpy(&w, n->stack + (a - n->sp), 8);
+		if (l->jsf_code >= 0) {
+			if (w > entry && w - entry <= size)
+				return w;
+			continue;
+		}
+		if (i >= BASELINE_WORDS)
+			break;
+		if (!find_code(rp, w - 1, 0, &found, hdr))
+			continue;
+		memcpy(&flags, hdr + l->code_flags, 4);
+		if ((flags & l->code_kind_mask) == l->kind_baseline) {
+			*code = found;
+			return w;
+		}
+	}
+	return 0;
+}
+
 /* Appends the frames of JavaScript frame r, root first, to out. Returns how many. */
-static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame *out, int room)
+static int expand(struct runtime_proc *rp, const struct rt_native *n, const struct raw *r,
+		  struct rt_frame *out, int room)
 {
 	const struct nd_layout *l = &rp->l;
 	uint16_t type;
@@ -274,26 +311,43 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 	uint32_t kind = flags & l->code_kind_mask;
 	struct nd_code *c = NULL;
 	uint8_t other[CODE_READ];
-	if (!(r->pc >= entry && r->pc - entry < size) && !r->blob &&
-	    find_code(rp, r->pc, nd_rd64(r->code, 0), &code, other)) {
-		/* not the function's code: on-stack-replacement code of a loop */
+	const uint8_t *hdr = r->code;
+	bool holds = r->pc >= entry && r->pc - entry < size;
+	uint64_t pc = r->pc, ret;
+	bool ret_addr = !r->leaf;	/* a return address is just past its call */
+	if (!holds && r->blob && r->leaf && r->bo < 0 && r->ba &&
+	    (kind == l->kind_baseline || l->jsf_code < 0) &&
+	    (ret = return_into(rp, n, r->fp, entry, size, &code, other))) {
+		pc = ret;	/* called a builtin from baseline code */
+		ret_addr = holds = true;
+		if (l->jsf_code < 0) {
+			hdr = other;
+			entry = nd_code_entry(l, code, other);
+			memcpy(&size, other + l->code_size, 4);
+			kind = l->kind_baseline;
+		}
+	} else if (!holds && !r->blob &&
+		   find_code(rp, r->pc, nd_rd64(r->code, 0), &code, other)) {
+		/* not the function's code: on-stack-replacement code of a loop, or (13.6,
+		 * where the function holds no code) whatever code runs it */
+		hdr = other;
 		entry = nd_code_entry(l, code, other);
 		memcpy(&flags, other + l->code_flags, 4);
 		kind = flags & l->code_kind_mask;
 		memcpy(&size, other + l->code_size, 4);
-		if (kind == l->kind_turbofan || kind == l->kind_maglev)
-			c = nd_code_get(rp, code, other);
-	} else if ((kind == l->kind_turbofan || kind == l->kind_maglev) && r->pc >= entry &&
-		   r->pc - entry < size) {
-		c = nd_code_get(rp, code, r->code);
+		holds = true;
 	}
-	if (!c) {	/* interpreted (its line from the bytecode offset), or unknown code */
-		uint32_t line = r->ba ? nd_bytecode_line(rp, fi, r->ba, r->bah, r->bo) : 0;
+	uint32_t off = holds ? (uint32_t)(pc - entry) - (ret_addr && pc != entry ? 1 : 0) : 0;
+	if (holds && (kind == l->kind_turbofan || kind == l->kind_maglev))
+		c = nd_code_get(rp, code, hdr);
+	if (!c) {	/* interpreted or baseline (the line from the bytecode offset), or unknown */
+		int32_t bo = r->bo;
+		if (holds && kind == l->kind_baseline && bo < 0 && r->ba)
+			bo = nd_baseline_offset(rp, code, hdr, r->ba, r->bah, off);
+		uint32_t line = r->ba ? nd_bytecode_line(rp, fi, r->ba, r->bah, bo) : 0;
 		out[0] = (struct rt_frame){ (uint64_t)fi, line, 0 };
 		return 1;
 	}
-	/* the position of the pc: a return address is just past its call */
-	uint32_t off = (uint32_t)(r->pc - entry) - (r->leaf || r->pc == entry ? 0 : 1);
 	uint32_t lo = 0, hi = c->nr_pos;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -304,18 +358,18 @@ static int expand(struct runtime_proc *rp, const struct raw *r, struct rt_frame 
 	}
 	uint64_t pos = lo ? c->pos[lo - 1] : 0;
 	struct rt_frame chain[ND_MAX_INLINE + 1];
-	int n = 0;
-	for (uint32_t id; n < ND_MAX_INLINE && (id = nd_pos_inlining(pos)) && id <= c->nr_inl;) {
+	int nc = 0;
+	for (uint32_t id; nc < ND_MAX_INLINE && (id = nd_pos_inlining(pos)) && id <= c->nr_inl;) {
 		int32_t f = c->inl_fn[id - 1];
 		if (f >= 0)
-			chain[n++] = (struct rt_frame){ (uint64_t)f,
+			chain[nc++] = (struct rt_frame){ (uint64_t)f,
 							nd_fn_line(rp, f, nd_pos_offset(pos)), 0 };
 		pos = c->inl_pos[id - 1];
 	}
-	chain[n++] = (struct rt_frame){ (uint64_t)fi, lo ? nd_fn_line(rp, fi, nd_pos_offset(pos)) : 0,
+	chain[nc++] = (struct rt_frame){ (uint64_t)fi, lo ? nd_fn_line(rp, fi, nd_pos_offset(pos)) : 0,
 					0 };
 	int w = 0;
-	for (int i = n - 1; i >= 0 && w < room; i--)
+	for (int i = nc - 1; i >= 0 && w < room; i--)
 		out[w++] = chain[i];
 	return w;
 }
@@ -355,6 +409,7 @@ int nd_walk(struct runtime_proc *rp, const struct rt_native *n, struct rt_frame 
 			continue;
 		last_fp = fp;
 		r->pc = n->pcs[i];
+		r->fp = fp;
 		r->leaf = i == 0;
 		r->blob = in_blob(rp, n, i);
 		nr_raw++;
@@ -368,7 +423,7 @@ int nd_walk(struct runtime_proc *rp, const struct rt_native *n, struct rt_frame 
 			entry = true;
 			continue;
 		}
-		int k = expand(rp, &raws[i], all + w, (int)(sizeof(all) / sizeof(all[0])) - w);
+		int k = expand(rp, n, &raws[i], all + w, (int)(sizeof(all) / sizeof(all[0])) - w);
 		if (k > 0 && entry) {
 			all[w].flags |= RT_FRAME_ENTRY;
 			entry = false;

@@ -48,7 +48,7 @@ void elf_lookup__free(struct elf_lookup *e)
 
 /* Symbol i of data, when it is a defined symbol called name. */
 static bool sym_is(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t i, const char *name,
-		   uint64_t *vaddr)
+		   GElf_Sym *out)
 {
 	GElf_Sym sym;
 	const char *s;
@@ -58,7 +58,7 @@ static bool sym_is(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t i, cons
 	s = elf_strptr(elf, sh->sh_link, sym.st_name);
 	if (!s || strcmp(s, name) != 0)
 		return false;
-	*vaddr = sym.st_value;
+	*out = sym;
 	return true;
 }
 
@@ -86,7 +86,7 @@ static const uint32_t *gnu_hash_of(Elf *elf, size_t ndx, size_t *nwords)
  * 0 not among the hashed symbols, -1 when the table is not usable (then the caller
  * scans). Every index read from the file is bounded. */
 static int find_hashed(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t n,
-		       const uint32_t *h, size_t nw, const char *name, uint64_t *vaddr)
+		       const uint32_t *h, size_t nw, const char *name, GElf_Sym *out)
 {
 	uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2], shift = h[3], hash = 5381;
 	const uint32_t *buckets, *chain;
@@ -110,7 +110,7 @@ static int find_hashed(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t n,
 			return -1;
 		uint32_t ch = chain[i - symoffset];
 
-		if ((ch | 1) == (hash | 1) && sym_is(elf, data, sh, i, name, vaddr))
+		if ((ch | 1) == (hash | 1) && sym_is(elf, data, sh, i, name, out))
 			return 1;
 		if (ch & 1)
 			break;
@@ -120,7 +120,7 @@ static int find_hashed(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t n,
 
 /* Looks name up in one symbol table section: by its .gnu.hash when it has one (a
  * .dynsym: the hashed symbols, then the few before them), else by a scan. */
-static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name, uint64_t *vaddr)
+static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name, GElf_Sym *out)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	const uint32_t *h;
@@ -133,7 +133,7 @@ static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name
 	to = n;
 	h = sh->sh_type == SHT_DYNSYM ? gnu_hash_of(elf, elf_ndxscn(scn), &nw) : NULL;
 	if (h) {
-		int found = find_hashed(elf, data, sh, n, h, nw, name, vaddr);
+		int found = find_hashed(elf, data, sh, n, h, nw, name, out);
 
 		if (found == 1)
 			return 0;
@@ -141,25 +141,35 @@ static int find_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name
 			to = h[1] > 1 ? h[1] : 1;	/* symbols before symoffset are not hashed */
 	}
 	for (size_t i = from; i < to; i++)
-		if (sym_is(elf, data, sh, i, name, vaddr))
+		if (sym_is(elf, data, sh, i, name, out))
 			return 0;
 	return -ENOENT;
 }
 
-int elf_lookup__symbol(struct elf_lookup *e, const char *name, int dynamic_only, uint64_t *vaddr)
+int elf_lookup__object(struct elf_lookup *e, const char *name, int dynamic_only, uint64_t *vaddr,
+		       uint64_t *size)
 {
 	static const unsigned types[] = { SHT_DYNSYM, SHT_SYMTAB };
 	for (size_t t = 0; t < (dynamic_only ? 1u : 2u); t++) {
 		Elf_Scn *scn = NULL;
 		while ((scn = elf_nextscn(e->elf, scn))) {
 			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != types[t])
+			GElf_Sym sym;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != types[t] ||
+			    find_in(e->elf, scn, &sh, name, &sym) != 0)
 				continue;
-			if (find_in(e->elf, scn, &sh, name, vaddr) == 0)
-				return 0;
+			*vaddr = sym.st_value;
+			if (size)
+				*size = sym.st_size;
+			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int elf_lookup__symbol(struct elf_lookup *e, const char *name, int dynamic_only, uint64_t *vaddr)
+{
+	return elf_lookup__object(e, name, dynamic_only, vaddr, NULL);
 }
 
 int elf_lookup__read(struct elf_lookup *e, uint64_t vaddr, void *buf, size_t len)

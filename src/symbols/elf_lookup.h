@@ -22,6 +22,9 @@ void elf_lookup__free(struct elf_lookup *e);
 /* Finds a defined symbol by exact name in .dynsym, then (unless dynamic_only) in
  * .symtab. Returns 0 and its st_value in *vaddr, or -ENOENT. */
 int elf_lookup__symbol(struct elf_lookup *e, const char *name, int dynamic_only, uint64_t *vaddr);
+/* The same, also giving the symbol's st_size (an array's bytes) in *size. */
+int elf_lookup__object(struct elf_lookup *e, const char *name, int dynamic_only, uint64_t *vaddr,
+		       uint64_t *size);
 /* Copies len bytes at virtual address vaddr from the file's allocated sections (not
  * .bss). Returns 0, or -ENOENT when no section holds the whole range. */
 int elf_lookup__read(struct elf_lookup *e, uint64_t vaddr, void *buf, size_t len);

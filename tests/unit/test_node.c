@@ -77,6 +77,55 @@ static void test_positions(void **state)
 	(void)state;
 }
 
+/* Sparkplug's bytecode offset table against bytecodes of sizes from a made-up table:
+ * bytecode 4 takes 2 bytes (3, 5 with a Wide or ExtraWide prefix), 5 takes 3, 6 one. */
+static uint8_t bc_sizes[3][256];
+
+static void fill_sizes(void)
+{
+	for (int s = 0; s < 3; s++) {
+		for (int b = 0; b < 4; b++)
+			bc_sizes[s][b] = 1;
+		bc_sizes[s][6] = 1;
+	}
+	bc_sizes[0][4] = 2, bc_sizes[1][4] = 3, bc_sizes[2][4] = 5;
+	bc_sizes[0][5] = 3, bc_sizes[1][5] = 5, bc_sizes[2][5] = 9;
+}
+
+static void test_baseline_table(void **state)
+{
+	/* offsets 0, 2, 5 (Wide 4 x x) and 9 */
+	static const uint8_t bc[] = { 4, 0xaa, 5, 0xbb, 0xcc, 0, 4, 0xdd, 0xee, 6 };
+	/* the prologue 10 bytes of code, then 3, 4, 5 and 1 (a two-byte VLQ: 5 = 0x85 0x00) */
+	static const uint8_t t[] = { 10, 3, 4, 0x85, 0x00, 1 };
+	static const uint8_t too_few[] = { 10, 3, 4, 5 }, too_many[] = { 10, 3, 4, 5, 1, 1 };
+	static const uint8_t unknown[] = { 4, 0xaa, 7, 6 };
+	uint32_t end[8];
+	uint64_t off[8];
+	const uint32_t want_end[] = { 10, 13, 17, 22, 23 };
+	const int64_t want_off[] = { -1, 0, 2, 5, 9 };
+
+	fill_sizes();
+	assert_int_equal(nd_decode_baseline(t, sizeof(t), bc, sizeof(bc), bc_sizes, 8, 30, end, off), 5);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(end[i], want_end[i]);
+		assert_int_equal((int64_t)off[i], want_off[i]);
+	}
+	/* anything that does not match gives no table, never a shifted one */
+	assert_int_equal(nd_decode_baseline(too_few, sizeof(too_few), bc, sizeof(bc), bc_sizes, 8, 30,
+					    end, off), 0);
+	assert_int_equal(nd_decode_baseline(too_many, sizeof(too_many), bc, sizeof(bc), bc_sizes, 8,
+					    30, end, off), 0);
+	assert_int_equal(nd_decode_baseline(t, sizeof(t), bc, sizeof(bc), bc_sizes, 8, 22, end, off), 0);
+	assert_int_equal(nd_decode_baseline(t, sizeof(t), bc, sizeof(bc) - 1, bc_sizes, 8, 30, end,
+					    off), 0);	/* the last bytecode cut */
+	assert_int_equal(nd_decode_baseline(t, 4, unknown, sizeof(unknown), bc_sizes, 8, 30, end, off),
+			 0);	/* bytecode 7 has no size */
+	assert_int_equal(nd_decode_baseline(t, 4, unknown, sizeof(unknown), bc_sizes, 7, 30, end, off),
+			 0);	/* nor past the table */
+	(void)state;
+}
+
 static void test_random_bytes(void **state)
 {
 	static uint8_t b[4096];
@@ -85,6 +134,7 @@ static void test_random_bytes(void **state)
 	struct nd_layout l;
 
 	assert_int_equal(nd_layout__fill(&l, 11, 3, 244, NULL, NULL), 0);
+	fill_sizes();
 	srand(14);
 	for (int round = 0; round < 2000; round++) {
 		size_t len = (size_t)rand() % sizeof(b);
@@ -94,6 +144,15 @@ static void test_random_bytes(void **state)
 		assert_true(n <= 64);
 		for (uint32_t i = 1; i < n; i++)
 			assert_true(pc[i] >= pc[i - 1]);	/* never a table out of order */
+		uint32_t end[4096];
+		uint64_t bco[4096];
+		uint32_t nb = (uint32_t)rand() % 512, m;
+		if (nb > len)
+			nb = (uint32_t)len;
+		m = nd_decode_baseline(b + nb, len - nb, b, nb, bc_sizes, 256, (uint32_t)rand(), end, bco);
+		assert_true(m <= len - nb);
+		for (uint32_t i = 1; i < m; i++)
+			assert_true(end[i] >= end[i - 1] && (int64_t)bco[i] < (int64_t)nb);
 		int off = nd_scope_name_slot(&l, b, len);
 		assert_true(off == -1 || ((size_t)off + 8 <= len && off >= l.scope_first_vars));
 	}
@@ -395,6 +454,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_positions),
+		cmocka_unit_test(test_baseline_table),
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_layout),
