@@ -307,9 +307,29 @@ static const char close_expr[] =
 	" if (g[k].unref) g[k].unref();"
 	" p._debugEnd(); return 'closed'; })()";
 
+/* The request before the expression, without the command line API: whether node is past
+ * its start-up. The inspector runs a request from a V8 interrupt, in the middle of
+ * whatever JavaScript runs; the command line API that the expression needs (its require)
+ * loads node's module loader, and when that interrupts node's bootstrap it finds modules
+ * half loaded: once Debian's Node 18, asked while it started, threw "Should not query
+ * options before bootstrapping is done" at the request, and twice in 12 runs, asked a
+ * little later, it lost its fs module's exports ("fs.realpathSync is not a function")
+ * and exited at the start of the script. Past the start-up: the main module is loaded
+ * (process.mainModule, a CommonJS main; read without its getter, which warns under
+ * --pending-deprecation) or the event loop has turned (an immediate set by an earlier ask
+ * ran: an ES module main, node -e, the REPL). */
+static const char ready_expr[] =
+	"(() => { const g = globalThis, k = Symbol.for('kiln.inspector.ready');"
+	" if (typeof process !== 'object') return '" NODEINSP_LATER "';"
+	" const d = Object.getOwnPropertyDescriptor(process, 'mainModule');"
+	" if ((d && 'value' in d && d.value !== undefined) || g[k] === true) return 'ready';"
+	" if (g[k] === undefined && typeof setImmediate === 'function') {"
+	" const i = setImmediate(() => { g[k] = true; }); if (i.unref) i.unref(); g[k] = false; }"
+	" return '" NODEINSP_LATER "'; })()";
+
 #define LATER_MS 20	/* an answer NODEINSP_LATER: asked again so much later */
 
-enum ws_phase { WS_EXPR, WS_CLOSE, WS_DONE };
+enum ws_phase { WS_READY, WS_EXPR, WS_CLOSE, WS_DONE };
 
 struct ws_session {
 	const char *expr;
@@ -335,12 +355,12 @@ static void on_tick(struct lws_sorted_usec_list *sul)
 	lws_sul_schedule(s->ctx, 0, &s->tick, on_tick, 10 * LWS_US_PER_MS);
 }
 
-static bool is_later(json_t *reply)
+static bool answer_is(json_t *reply, const char *what)
 {
 	const char *v = json_string_value(json_object_get(
 		json_object_get(json_object_get(reply, "result"), "result"), "value"));
 
-	return v && !strcmp(v, NODEINSP_LATER);
+	return v && !strcmp(v, what);
 }
 
 static void on_message(struct ws_session *s)
@@ -351,9 +371,12 @@ static void on_message(struct ws_session *s)
 
 	if (s->in_flight && id == s->last_id) {
 		s->in_flight = false;
-		if (is_later(m) && (s->phase == WS_CLOSE || now < s->expr_end)) {
+		if (answer_is(m, NODEINSP_LATER) && (s->phase == WS_CLOSE || now < s->expr_end)) {
 			s->due_ms = now + LATER_MS;
-		} else if (s->phase == WS_EXPR) {
+		} else if (s->phase == WS_READY && answer_is(m, "ready")) {
+			s->phase = WS_EXPR;
+			s->due_ms = now;
+		} else if (s->phase <= WS_EXPR) {	/* the answer (or still starting at the end) */
 			s->result = m;
 			m = NULL;
 			s->phase = WS_CLOSE;	/* the close only once the expression is answered */
@@ -401,11 +424,14 @@ static int on_ws(struct lws *wsi, enum lws_callback_reasons why, void *user, voi
 		break;
 	case LWS_CALLBACK_CLIENT_WRITEABLE:
 		if (request_due(s)) {
-			/* the command line API gives the expression node's require() */
+			/* the command line API gives the expression node's require(); the
+			 * others need none */
+			const char *e = s->phase == WS_READY ? ready_expr :
+					s->phase == WS_EXPR ? s->expr : close_expr;
 			json_t *req = json_pack("{s:i,s:s,s:{s:s,s:b,s:b}}", "id", s->last_id + 1,
 						"method", "Runtime.evaluate", "params", "expression",
-						s->phase == WS_EXPR ? s->expr : close_expr,
-						"returnByValue", 1, "includeCommandLineAPI", 1);
+						e, "returnByValue", 1, "includeCommandLineAPI",
+						s->phase == WS_EXPR);
 			char *m = json_dumps(req, JSON_COMPACT);
 			bool ok = m && send_text(s, wsi, m);
 			free(m);
@@ -458,6 +484,7 @@ static int reply_value(json_t *r, char *value, size_t size, char *reason)
 								 "message"));
 		errmsg(reason, NODEINSP_REASON_MAX, "the expression failed: %.120s",
 		       d ? d : m ? m : "no description");
+		log_debug("nodejs: the expression failed: %s", d ? d : m ? m : "no description");
 		return -EPROTO;
 	}
 	if (value && size) {
