@@ -317,13 +317,14 @@ static const char close_expr[] =
  * and exited at the start of the script. Past the start-up: the main module is loaded
  * (process.mainModule, a CommonJS main; read without its getter, which warns under
  * --pending-deprecation) or the event loop has turned (an immediate set by an earlier ask
- * ran: an ES module main, node -e, the REPL). */
+ * ran: an ES module main, node -e, the REPL; set once the bootstrap is over and the
+ * preparation of the main script has begun, which defines process.argv0). */
 static const char ready_expr[] =
 	"(() => { const g = globalThis, k = Symbol.for('kiln.inspector.ready');"
 	" if (typeof process !== 'object') return '" NODEINSP_LATER "';"
 	" const d = Object.getOwnPropertyDescriptor(process, 'mainModule');"
 	" if ((d && 'value' in d && d.value !== undefined) || g[k] === true) return 'ready';"
-	" if (g[k] === undefined && typeof setImmediate === 'function') {"
+	" if (g[k] === undefined && typeof setImmediate === 'function' && 'argv0' in process) {"
 	" const i = setImmediate(() => { g[k] = true; }); if (i.unref) i.unref(); g[k] = false; }"
 	" return '" NODEINSP_LATER "'; })()";
 

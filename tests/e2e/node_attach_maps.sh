@@ -9,8 +9,9 @@
 # socket of either process during the session (ss) nor after it; the map grows during
 # the session and stops growing after it, while the other workload keeps compiling new
 # functions; and that workload keeps running and prints what a run without kiln prints.
-# The second node is caught early in its start-up (Debian's 18 handles SIGUSR1 a second
-# before its main script runs here): kiln waits for it in one session.
+# The second node is seen early in its start-up (Debian's 18 handles SIGUSR1 a second
+# before its main script runs here): kiln signals it once it is past its bootstrap (its
+# event loop waits, or it is 3 s old) and waits for its main module in one session.
 # e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
