@@ -11,7 +11,7 @@
 # functions; and that workload keeps running and prints what a run without kiln prints.
 # The second node is seen early in its start-up (Debian's 18 handles SIGUSR1 a second
 # before its main script runs here): kiln signals it once it is past its bootstrap (its
-# event loop waits, or it is 3 s old) and waits for its main module in one session.
+# event loop waits, or it is 1 s old) and waits for its main module in one session.
 # e2e: sampled
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
