@@ -442,6 +442,7 @@ static struct nd_code *baseline_read(struct runtime_proc *rp, uint64_t code, con
 	c->entry = nd_code_entry(l, code, hdr);
 	memcpy(&c->size, hdr + l->code_size, 4);
 	c->baseline = true;
+	c->ba = ba;
 	if (!rp->nr_bytecodes || !nd_is_smi(len) || nd_smi(len) <= 0 ||
 	    nd_smi(len) > MAX_POSITIONS * 8)
 		return c;
@@ -474,6 +475,19 @@ int32_t nd_baseline_offset(struct runtime_proc *rp, uint64_t code, const uint8_t
 		nd_code_free(c);	/* the address holds other code now */
 		hashmap__remove(rp->code_by_addr, &code, sizeof(code));
 		c = NULL;
+	}
+	if (c && c->ba != ba) {
+		/* The frame's BytecodeArray slot is not the one the table was decoded beside:
+		 * a stale slot of a frame being built (it once gave spinFor hotB's line), or
+		 * the array moved by a GC. Only a table that matches these bytecodes too is
+		 * taken, in place of the other. */
+		struct nd_code *t = baseline_read(rp, code, hdr, ba, bah);
+		if (!t->nr_pos) {
+			nd_code_free(t);
+			return -1;
+		}
+		nd_code_free(c);
+		*slot = c = t;
 	}
 	if (!c) {
 		if (hashmap__count(rp->code_by_addr) >= MAX_CODES)

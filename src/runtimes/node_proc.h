@@ -76,6 +76,7 @@ struct nd_code {
 	int32_t *lit_fn;		/* the inlined functions, by literal index (-1) */
 	bool baseline;			/* Sparkplug's: pc_off holds the end of each
 					 * bytecode's code, pos its bytecode offset */
+	uint64_t ba;			/* ... decoded beside this BytecodeArray */
 };
 
 struct runtime_proc {
