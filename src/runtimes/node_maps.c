@@ -74,10 +74,10 @@ static unsigned long long start_time(pid_t pid)
 }
 
 /* Whether node, seen from outside, is past its bootstrap, when kiln may signal it: its
- * main thread waits in epoll (the event loop runs), or it is STARTUP_MS old (not
- * longer: V8 13.6 names less of the code it compiled before an attach, see
- * docs/agent.md). Why not sooner: SIGUSR1 starts the inspector by a V8 interrupt, and in 1 of 25 runs of
- * tests/e2e/node_attach_maps.sh (idle host) Debian's Node 18, signalled early in its
+ * main thread waits in epoll (the event loop runs), or it is STARTUP_MS old (not longer:
+ * V8 13.6 names less of the code it compiled before an attach, see docs/agent.md). Why
+ * not sooner: SIGUSR1 starts the inspector by a V8 interrupt, and in 2 of about 40 runs
+ * of tests/e2e/node_attach_maps.sh (idle host) Debian's Node 18, signalled early in its
  * bootstrap, crashed in node::binding::GetInternalBinding (a std::set insert, under a
  * bootstrap's internalBinding call) before it answered the inspector at all. */
 static bool past_startup(pid_t pid, unsigned long long start)
