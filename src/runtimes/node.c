@@ -550,21 +550,13 @@ static bool node_hidden(const char *name)
 	return false;
 }
 
-static bool node_likely(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	return !strcmp(base, "node") || !strcmp(base, "nodejs") || !strncmp(base, "libnode.so", 10);
-}
-
 const struct runtime_ops node_runtime = {
 	.name = "nodejs",
 	.merge = RUNTIME_INTERLEAVE,
 	.interp_symbols = node_interp_symbols,
 	.native_hidden = node_hidden,
 	.attach = node_attach,
-	.likely = node_likely,
+	.likely = nd_attach__is_node_file,
 	.sample_native = node_sample,
 	.frame_name = node_name,
 	.detach = node_detach,

@@ -17,6 +17,7 @@
 #include "symbols/elf_lookup.h"
 
 #define NR_KNOWN 32
+#define MIN_V8_TEXT (16u << 20)	/* V8's code alone is more than this (node 20: 26 MiB, 24: 41 MiB) */
 #define BLOB_CODE "_ZN2v88internal12_GLOBAL__N_127current_embedded_blob_code_E"
 #define BLOB_SIZE "_ZN2v88internal12_GLOBAL__N_132current_embedded_blob_code_size_E"
 #define BLOB_CODE_FN "_ZN2v88internal7Isolate23CurrentEmbeddedBlobCodeEv"
@@ -36,7 +37,7 @@ struct known {
 
 static struct bincache *known;
 
-static bool node_file(const char *path)
+bool nd_attach__is_node_file(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
@@ -46,14 +47,12 @@ static bool node_file(const char *path)
 
 /* The first mapping of libnode, else of the node binary: where a node links libnode
  * (Debian's), V8 is in the library. */
-static int node_mapping(pid_t pid, struct bin_mapping *out)
+static int node_mapping(const struct procmap *m, size_t n, pid_t pid, struct bin_mapping *out)
 {
-	size_t n;
-	const struct procmap *m = procmaps__get(pid, &n);
 	bool found = false;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!node_file(m[i].path))
+		if (!nd_attach__is_node_file(m[i].path))
 			continue;
 		const char *base = strrchr(m[i].path, '/');
 		bool lib = base && !strncmp(base + 1, "libnode.so", 10);
@@ -65,7 +64,7 @@ static int node_mapping(pid_t pid, struct bin_mapping *out)
 		if (lib)
 			break;
 	}
-	return found ? 0 : m ? -ENOENT : -ESRCH;
+	return found ? 0 : -ENOENT;
 }
 
 static bool get_int(void *ctx, const char *name, int32_t *out)
@@ -141,6 +140,12 @@ static void inspect(void *value, const struct bin_mapping *m)
 	k->status = -ENOENT;
 	if (!e)
 		return;
+	uint64_t v8dbg;
+	/* a file not named node is V8 only when it exports the postmortem symbols: one look
+	 * at its .dynsym, never its .symtab (a large unstripped binary) */
+	if (!nd_attach__is_node_file(m->path) &&
+	    elf_lookup__symbol(e, "v8dbg_off_fp_function", 1, &v8dbg) < 0)
+		goto out;
 	if (elf_lookup__bias(e, m->start, m->pgoff, &bias) < 0 ||
 	    !get_int(e, "_ZN2v88internal7Version6major_E", &major) ||
 	    !get_int(e, "_ZN2v88internal7Version6minor_E", &minor) ||
@@ -165,14 +170,47 @@ out:
 	elf_lookup__free(e);
 }
 
+/* What file m holds, looked at once per file (bincache.h). */
+static struct known *known_of(const struct bin_mapping *m, struct known *scratch)
+{
+	return bincache__get_mapped(&known, sizeof(struct known), NR_KNOWN, m, scratch, inspect);
+}
+
+/* node under another name: the first file with an executable mapping of at least
+ * MIN_V8_TEXT bytes that inspect() finds V8 in (by its exported postmortem symbols), and
+ * its first mapping in *out. Every other process with a large binary costs a stat per
+ * such file here, and one look at its .dynsym the first time the file is seen. */
+static struct known *v8_by_symbols(const struct procmap *m, size_t n, pid_t pid,
+				   struct bin_mapping *out, struct known *scratch)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!m[i].exec || m[i].end - m[i].start < MIN_V8_TEXT || m[i].path[0] != '/')
+			continue;
+		size_t first = 0;
+		while (strcmp(m[first].path, m[i].path))
+			first++;
+		*out = (struct bin_mapping){ pid, m[first].start, m[first].end, m[first].pgoff, "" };
+		snprintf(out->path, sizeof(out->path), "%s", m[first].path);
+		struct known *k = known_of(out, scratch);
+		if (k->status != -ENOENT)
+			return k;
+	}
+	return NULL;
+}
+
 int nd_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason)
 {
 	struct bin_mapping m;
 	struct known one, *k = NULL;
+	size_t n;
+	const struct procmap *maps = procmaps__get(p->pid, &n);
 
-	if (node_mapping(p->pid, &m) < 0)
+	if (!maps)
+		return -ESRCH;
+	if (node_mapping(maps, n, p->pid, &m) == 0)
+		k = known_of(&m, &one);
+	else if (!(k = v8_by_symbols(maps, n, p->pid, &m, &one)))
 		return -ENOENT;
-	k = bincache__get_mapped(&known, sizeof(struct known), NR_KNOWN, &m, &one, inspect);
 	if (k->status == -ENOTSUP)
 		snprintf(skip_reason, 128, "unsupported node (V8 %s)", k->version);
 	if (k->status < 0)

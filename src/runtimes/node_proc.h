@@ -219,8 +219,12 @@ int32_t nd_baseline_offset(struct runtime_proc *rp, uint64_t code, const uint8_t
 /* Frees a struct nd_code (node.c). Accepts NULL. */
 void nd_code_free(struct nd_code *c);
 
-/* Finds V8 in process p and fills rp (node_layout.c). Returns 0, -ENOENT when p runs no
- * node, or -ENOTSUP with a reason in skip_reason (size 128). */
+/* Finds V8 in process p and fills rp (node_attach.c): in the file called node, nodejs or
+ * libnode.so*, else in a large executable mapping that exports V8's postmortem symbols
+ * (node under another name: a single executable application, a copied binary). Returns
+ * 0, -ENOENT when p runs no node, or -ENOTSUP with a reason in skip_reason (size 128). */
 int nd_attach__find(struct runtime_proc *rp, const struct proc_ref *p, char *skip_reason);
+/* Whether path names a node binary or libnode by its file name (runtime_ops.likely). */
+bool nd_attach__is_node_file(const char *path);
 
 #endif
