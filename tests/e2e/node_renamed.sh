@@ -11,7 +11,7 @@
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"
 one() {
-	local name=$1 real app=$T/svc-api.bin/svc-api cmd pid
+	local name=$1 real app=$T/svc-api.bin/svc-api cmd
 	real=$(node_real "$NODE")
 	rm -rf "$T/svc-api.bin" && mkdir -p "$T/svc-api.bin" && cp "$real" "$app" || return 1
 	cmd=$app
@@ -19,12 +19,7 @@ one() {
 		sed "s| exec $real | exec $app |" "$NODE" >"$T/svc-api" && chmod +x "$T/svc-api"
 		cmd=$T/svc-api
 	fi
-	"$cmd" "$W/node_ratio.js" 30 >/dev/null & pid=$!
-	reap $pid
-	sleep 1	# past start-up: the hot functions are optimized
-	rm -rf "$T/out"
-	record -d 5 -f 499 --no-flamegraph --pids "$pid" >/dev/null
-	kill $pid 2>/dev/null
+	node_ratio_record "$cmd"
 	python3 "$W/nodecheck.py" ratio "$COL" "$W/node_ratio.js" svc-api,MainThread
 }
 node_each one

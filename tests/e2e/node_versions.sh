@@ -12,13 +12,8 @@
 . "$W/node_env.sh"
 # one: the known-answer check under $NODE
 one() {
-	local name=$1 pid v8
-	"$NODE" "$W/node_ratio.js" 30 >/dev/null & pid=$!
-	reap $pid
-	sleep 1.5	# past start-up: the hot functions are optimized
-	rm -rf "$T/out"
-	record -d 5 -f 499 --no-flamegraph --pids "$pid" >/dev/null
-	kill $pid 2>/dev/null
+	local name=$1 v8
+	node_ratio_record "$NODE"
 	if node_supported "$NODE"; then
 		python3 "$W/nodecheck.py" ratio "$COL" "$W/node_ratio.js"
 	else

@@ -176,6 +176,19 @@ node_as() {
 	echo "$T/$name"
 }
 
+# node_ratio_record CMD: runs node_ratio.js with node command CMD and records 5 s of it at
+# 499 Hz into $COL, from 1.5 s after its start (past start-up: the hot functions are
+# optimized); the workload is stopped after.
+node_ratio_record() {
+	local pid
+	"$1" "$W/node_ratio.js" 30 >/dev/null & pid=$!
+	reap $pid
+	sleep 1.5
+	rm -rf "$T/out"
+	record -d 5 -f 499 --no-flamegraph --pids "$pid" >/dev/null
+	kill $pid 2>/dev/null
+}
+
 # node_maps_lib: for the --nodejs-mode attach-maps tests: sets LIB to the
 # libkiln-nodeperf.so that kiln loads (beside it, else in build/), and fails the test
 # when it or ss is missing.
