@@ -66,9 +66,14 @@ static void fake_jvm(int ready_fd, int report_fd, const char *reply, size_t repl
 	while (!quit_seen)
 		usleep(1000);	/* killed by the test when it never comes */
 	r.trigger_seen = trigger_exists();
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "/tmp/.java_pid%d", (int)getpid());
+	/* as HotSpot does: bound under a temporary name and renamed once it listens, so a
+	 * client never finds the socket before it takes connections */
+	char sock[64];
+	snprintf(sock, sizeof(sock), "/tmp/.java_pid%d", (int)getpid());
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.tmp", sock);
 	srv = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (srv < 0 || bind(srv, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(srv, 1) < 0)
+	if (srv < 0 || bind(srv, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(srv, 1) < 0 ||
+	    rename(addr.sun_path, sock) < 0)
 		_exit(2);
 	fd = accept(srv, NULL, NULL);
 	if (fd < 0)
@@ -83,7 +88,7 @@ static void fake_jvm(int ready_fd, int report_fd, const char *reply, size_t repl
 		_exit(4);
 	close(fd);
 	close(srv);
-	unlink(addr.sun_path);
+	unlink(sock);
 	if (write(report_fd, &r, sizeof(r)) != sizeof(r))
 		_exit(5);
 	_exit(0);
@@ -111,6 +116,9 @@ static struct fake start_fake(const char *reply, bool listens)
 		/* a failed assertion ends the test without reaping us: go with it rather than
 		 * wait in accept() forever, holding the runner's output open */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* and end when the attach failed in a way that left us waiting (in accept(), a
+		 * read): the test's read of our report then fails instead of waiting with us */
+		alarm(2 * ATTACH_MS / 1000);
 		close(ready[0]);
 		close(report[0]);
 		fake_jvm(ready[1], report[1], reply, reply ? strlen(reply) : 0, listens);
