@@ -4,9 +4,10 @@
 # committed; a second run finds them there and returns at once):
 #   py-spy          PyPI wheel (pip --target)          build/peers/pyspy/bin/py-spy
 #   async-profiler  Maven Central jar, its linux-x64 .so build/peers/async-profiler/libasyncProfiler.so
-#   rbspy           crates.io (cargo install; slow once) build/peers/rbspy/bin/rbspy (where
+#   rbspy           Rust's crate registry (cargo install; slow once) build/peers/rbspy/bin/rbspy (where
 #                   bench/ruby.sh looks too)
-#   otel            the OpenTelemetry eBPF profiler from the Go module proxy, and
+#   otel            the OpenTelemetry eBPF profiler from the Go module proxy (go's default
+#                   GOPROXY), and
 #                   bench/peers/sink (its gRPC sink), built in build/peers/otel-build
 #   perf            Debian's linux-perf, already on the machine (scripts/deps)
 # Prints one line per peer: "peer NAME ok PATH" or "peer NAME unavailable: WHY".
@@ -88,8 +89,7 @@ otel() {
 		mkdir -p "$b/sink"
 		cp "$ROOT/bench/peers/sink/main.go" "$b/sink/main.go"
 		(cd "$b" && { [ -f go.mod ] || go mod init peersbuild; } &&
-		 export GOPROXY=https://proxy.golang.org GONOSUMDB=go.opentelemetry.io/ebpf-profiler \
-			GOFLAGS=-mod=mod &&
+		 export GONOSUMDB=go.opentelemetry.io/ebpf-profiler GOFLAGS=-mod=mod &&
 		 go get "go.opentelemetry.io/ebpf-profiler@$OTEL_VERSION" &&
 		 memlock_patch "$b" &&
 		 nice go build -o "$P/bin/ebpf-profiler" go.opentelemetry.io/ebpf-profiler &&
