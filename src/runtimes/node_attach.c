@@ -1,5 +1,6 @@
 /* Finding V8 in a node process (see node_proc.h): the mapped node executable (or
- * libnode), V8's version from v8::internal::Version, the layout from the v8dbg_*
+ * libnode, or under another name a large executable that exports V8's postmortem
+ * symbols), V8's version from v8::internal::Version, the layout from the v8dbg_*
  * postmortem symbols, and where the process keeps the embedded builtins' code (the
  * builtins run JavaScript too: the interpreter, the entry frames). A binary is looked at
  * once: what it gave is remembered by file identity. */
