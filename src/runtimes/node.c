@@ -21,6 +21,7 @@
 #define MAX_CODES 20000		/* optimized code objects remembered */
 #define MAX_POSITIONS 65536	/* source positions read per code object */
 #define MAX_INLINED 4096	/* inlined functions read per code object */
+#define MAX_REREADS 3		/* of a code object whose inlining table was unread */
 #define MAX_NAME 256
 #define MAX_SOURCE (8u << 20)	/* bytes of a script's source scanned for line ends */
 #define MAX_LINE_ENDS (1u << 20)
@@ -356,6 +357,8 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 		free(ip);
 	}
 	free(d);
+	for (uint32_t i = 0; i < c->nr_pos && !c->unread; i++)
+		c->unread = nd_pos_inlining(c->pos[i]) > c->nr_inl;
 	return c;
 }
 
@@ -367,16 +370,22 @@ struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_
 	bool created;
 
 	memcpy(&size, hdr + rp->l.code_size, 4);
+	uint8_t unread = 0;
 	if (slot) {
 		struct nd_code *c = *slot;
-		if (c->entry == entry && c->size == size && !c->baseline)
+		bool same = c->entry == entry && c->size == size && !c->baseline;
+		/* its inlining table unread (a read that failed): read again, a few times */
+		if (same && (!c->unread || c->unread >= MAX_REREADS))
 			return c;
-		nd_code_free(c);	/* the address holds other code now */
+		unread = same ? c->unread : 0;
+		nd_code_free(c);	/* the address holds other code now, or read again */
 		hashmap__remove(rp->code_by_addr, &code, sizeof(code));
 	}
 	if (hashmap__count(rp->code_by_addr) >= MAX_CODES)
 		return NULL;
 	struct nd_code *c = code_read(rp, code, hdr);
+	if (c->unread)
+		c->unread = (uint8_t)(unread + 1);
 	slot = hashmap__insert(rp->code_by_addr, &code, sizeof(code), &created);
 	*slot = c;
 	return c;

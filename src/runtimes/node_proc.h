@@ -77,6 +77,8 @@ struct nd_code {
 	bool baseline;			/* Sparkplug's: pc_off holds the end of each
 					 * bytecode's code, pos its bytecode offset */
 	uint64_t ba;			/* ... decoded beside this BytecodeArray */
+	uint8_t unread;			/* times read with positions inlined by more
+					 * functions than its inlining table held */
 };
 
 struct runtime_proc {

@@ -366,8 +366,12 @@ static int expand(struct runtime_proc *rp, const struct rt_native *n, const stru
 							nd_fn_line(rp, f, nd_pos_offset(pos)), 0 };
 		pos = c->inl_pos[id - 1];
 	}
-	chain[nc++] = (struct rt_frame){ (uint64_t)fi, lo ? nd_fn_line(rp, fi, nd_pos_offset(pos)) : 0,
-					0 };
+	/* still inlined: by an inlining the table does not hold (its deoptimization data
+	 * unread, say as the process exits) or nested too deep, so the offset is in another
+	 * function: the frame gets no line, never that function's line as its own */
+	bool lost = nd_pos_inlining(pos) != 0;
+	chain[nc++] = (struct rt_frame){ (uint64_t)fi,
+					lo && !lost ? nd_fn_line(rp, fi, nd_pos_offset(pos)) : 0, 0 };
 	int w = 0;
 	for (int i = nc - 1; i >= 0 && w < room; i--)
 		out[w++] = chain[i];

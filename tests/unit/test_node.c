@@ -402,10 +402,17 @@ static void test_walk_inline_code(void **state)
 
 	make_map(l, 0, l->t_jsfunction_first);
 	make_map(l, 2, l->t_sfi);
+	make_map(l, 4, l->t_script);
 	make_map(l, 6, l->t_code);
+	make_string(l, 20, 10, "/srv/loop.js");
+	make_string(l, 30, 12, "line one\nline two\n");
 	make_string(l, 40, 14, "loop");
+	heap[50] = obj(4);
+	heap[50 + l->script_name / 8] = obj(20);
+	heap[50 + l->script_source / 8] = obj(30);
 	heap[70] = obj(2);
 	heap[70 + l->sfi_name_or_scope_info / 8] = obj(40);
+	heap[70 + l->sfi_script_or_debug_info / 8] = obj(50);
 	/* the function's own code at 4096, OSR code at 8192: both TurboFan's */
 	uint64_t own = make_code(l, 4096, 6, 256, l->kind_turbofan);
 	uint64_t osr = make_code(l, 8192, 6, 512, l->kind_turbofan);
@@ -432,7 +439,28 @@ static void test_walk_inline_code(void **state)
 	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
 	assert_string_equal(rp->fns[f[0].id]->name, "loop");
 	assert_int_equal(hashmap__count(rp->code_by_addr), 1);
-	assert_non_null(hashmap__find(rp->code_by_addr, &own, sizeof(own)));
+	void **cs = hashmap__find(rp->code_by_addr, &own, sizeof(own));
+	assert_non_null(cs);
+
+	/* its positions: at code offset 0, source offset 12 (line 2) of a function inlined
+	 * at offset 3 (line 1) */
+	struct nd_code *c = *cs;
+	uint32_t pc_off[1] = { 0 };
+	uint64_t pos[1] = { (12 + 1) << 1 | 1ull << 31 };
+	int32_t inl_fn[1] = { (int32_t)f[0].id };
+	uint64_t inl_pos[1] = { (3 + 1) << 1 };
+	c->pc_off = pc_off, c->pos = pos, c->nr_pos = 1;
+	c->inl_fn = inl_fn, c->inl_pos = inl_pos, c->nr_inl = 1;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 2);
+	assert_int_equal(f[0].aux, 1);	/* the caller, at the call */
+	assert_int_equal(f[1].aux, 2);	/* the inlined one */
+	/* an inlining its table does not hold (deoptimization data unread): the offset is
+	 * in the inlined function, not the frame's own, so no line rather than line 2 */
+	c->nr_inl = 0;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_int_equal(f[0].aux, 0);
+	c->pc_off = NULL, c->pos = NULL, c->nr_pos = 0;
+	c->inl_fn = NULL, c->inl_pos = NULL;
 	/* in the OSR code: found back from the pc by the Code map */
 	pcs[0] = nd_untag(osr) + 128 + 300;
 	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
