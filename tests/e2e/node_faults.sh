@@ -4,7 +4,8 @@
 # forks children (child_process.fork) all along, and one that runs full, compacting GCs
 # all the time (objects and code move while being read). kiln must not fail, and write
 # no wrong frame: every _[js] frame of their samples is one of node_faults.js's
-# functions at a line inside it, or one of node's own (node: files); [truncated] at most.
+# functions at a line inside it, or one of node's or V8's own (node: files, v8/gc);
+# [truncated] at most.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/workloads/lib.sh"
 . "$W/node_env.sh"

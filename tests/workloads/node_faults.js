@@ -7,7 +7,7 @@
 //                                     dropped in bulk) and runs full GCs, which move
 //                                     objects, every few ms
 // Every JavaScript function here is named; the test checks that each _[js] frame kiln
-// writes is one of them or one of node's own (a node: file).
+// writes is one of them or one of node's or V8's own (a node: file, v8/gc).
 'use strict';
 const { fork } = require('child_process');
 

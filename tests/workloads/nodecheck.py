@@ -27,7 +27,8 @@
       in the samples of COMMS (names separated by commas), no wrong frame: every _[js]
       frame is a function SCRIPT declares (or its top level, "(anonymous)") at a line of
       SCRIPT inside that function (or none: unknown), one of node's own (a node: file)
-      or a V8 builtin called as a function (named, no file); at least MIN samples have
+      or V8's (a v8/ extension: v8/gc with --expose-gc), or a V8 builtin called as a
+      function (named, no file); at least MIN samples have
       one of SCRIPT's functions.
   nodecheck.py none COL
       no sample has a _[js] frame.
@@ -186,7 +187,9 @@ def faults(path, script, comms, want):
         js = jframes(frames)
         mine = False
         for _, name, file, line in js:
-            if file and file.startswith("node:"):
+            # node's own scripts, and V8's extensions (--expose-gc's is "v8/gc": its
+            # top level runs as each context is made)
+            if file and (file.startswith("node:") or file.startswith("v8/")):
                 continue
             if not file and name != "(anonymous)" and not line:
                 continue  # a V8 builtin called as a function (Array.prototype.push)
