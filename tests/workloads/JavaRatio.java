@@ -2,8 +2,11 @@
 // Work.run -> Chain.outer -> Chain.middle -> {Chain.alpha, Chain.beta} -> Chain.spin,
 // with alpha doing 3 units of spin for every 1 unit of beta: alpha holds 75% of the
 // thread's CPU, beta 25%. Usage: java JavaRatio.java <seconds> [idle-seconds-first]
-// Prints a result that does not depend on timing and exits with status 7, so that a
-// test can check that profiling changes neither.
+// Each round's length is dithered (x2/3 to x4/3 of 4 units, the same factor for alpha and
+// beta) so that it cannot beat against the sampling timer's fixed period, as the C, Go,
+// Python and Ruby workloads' rounds are (see deep.c). Prints a result that does not
+// depend on timing (the first round's) and exits with status 7, so that a test can check
+// that profiling changes neither.
 public class JavaRatio {
     static final int UNIT = 200_000;
 
@@ -18,20 +21,20 @@ public class JavaRatio {
             return x;
         }
 
-        static long alpha(long seed) {
-            return spin(seed, 3 * UNIT);
+        static long alpha(long seed, int unit) {
+            return spin(seed, 3 * unit);
         }
 
-        static long beta(long seed) {
-            return spin(seed, UNIT);
+        static long beta(long seed, int unit) {
+            return spin(seed, unit);
         }
 
-        static long middle(long seed) {
-            return alpha(seed) ^ beta(seed + 1);
+        static long middle(long seed, int unit) {
+            return alpha(seed, unit) ^ beta(seed + 1, unit);
         }
 
-        static long outer(long seed) {
-            return middle(seed);
+        static long outer(long seed, int unit) {
+            return middle(seed, unit);
         }
     }
 
@@ -41,6 +44,15 @@ public class JavaRatio {
         long result;
         long rounds;
         long wallNs, cpuNs;
+        long dither = 88172645463325252L;	// xorshift64
+
+        // this round's unit: UNIT on average, from 2/3 to 4/3 of it
+        int unit() {
+            dither ^= dither << 13;
+            dither ^= dither >>> 7;
+            dither ^= dither << 17;
+            return (int) ((long) UNIT * (1000 + Long.remainderUnsigned(dither, 1000)) / 1500);
+        }
 
         Work(long deadline, long maxRounds) {
             this.deadline = deadline;
@@ -53,8 +65,9 @@ public class JavaRatio {
             long w0 = System.nanoTime(), c0 = mx.getCurrentThreadCpuTime();
             while (maxRounds > 0 ? rounds < maxRounds
                                  : System.nanoTime() < deadline || rounds == 0) {
-                result = Chain.outer(42);
-                rounds++;
+                long r = Chain.outer(42, unit());
+                if (rounds++ == 0)
+                    result = r;
             }
             wallNs = System.nanoTime() - w0;
             cpuNs = mx.getCurrentThreadCpuTime() - c0;
