@@ -48,9 +48,10 @@ render() {
 render gosvc $CPU | grep -q 'main\.alpha' || fail "no main.alpha in the CPU profile"
 # the labels do not mix: no alpha under handler=beta (a sample of the wrapper itself,
 # pprof.Do with the labels already set, is beta's; CI saw one of 229)
-render 'gosvc{handler="beta"}' $CPU | grep -v '^#' | grep -q 'main\.alpha' &&
-	fail "handler=beta holds main.alpha: $(render 'gosvc{handler="beta"}' $CPU | head -5)"
-render 'gosvc{handler="beta"}' $CPU | grep -q 'main\.beta' || fail "no main.beta under handler=beta"
+beta=$(render 'gosvc{handler="beta"}' $CPU) || fail "cannot render handler=beta"
+echo "$beta" | grep -v '^#' | grep -q 'main\.alpha' &&
+	fail "handler=beta holds main.alpha: $(echo "$beta" | head -5)"
+echo "$beta" | grep -q 'main\.beta' || fail "no main.beta under handler=beta"
 render gosvc memory:alloc_space:bytes:space:bytes | grep -q 'main\.grow' || fail "no main.grow in alloc_space"
 out=$("$CQ" "$URL" totals goroutine:goroutine:count:goroutine:count '{service_name="gosvc"}')
 g=$(echo "$out" | awk '/^flamegraph/ { print $2 }')
