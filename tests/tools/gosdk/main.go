@@ -37,11 +37,25 @@ func spin(n int) {
 	}
 }
 
-//go:noinline
-func alpha() { spin(7000) }
+// dither is the state of unit's xorshift64.
+var dither uint64 = 88172645463325252
+
+// unit is one round's length: 1000 units on average, 2/3 to 4/3 of that, the same for
+// alpha and beta. A round takes about the SDK's 100 Hz sampling period, and a fixed
+// length could beat against it; so it is dithered, as the other known-answer workloads'
+// rounds are (tests/workloads/ratio.c).
+func unit() int {
+	dither ^= dither << 13
+	dither ^= dither >> 7
+	dither ^= dither << 17
+	return int(1000+dither%1000) * 2 / 3
+}
 
 //go:noinline
-func beta() { spin(3000) }
+func alpha(u int) { spin(7 * u) }
+
+//go:noinline
+func beta(u int) { spin(3 * u) }
 
 //go:noinline
 func grow() { sink = make([]byte, 64<<10) }
@@ -85,8 +99,9 @@ func main() {
 	end := time.Now().Add(time.Duration(secs) * time.Second)
 	ctx := context.Background()
 	for time.Now().Before(end) {
-		pyroscope.TagWrapper(ctx, pyroscope.Labels("handler", "alpha"), func(context.Context) { alpha() })
-		pyroscope.TagWrapper(ctx, pyroscope.Labels("handler", "beta"), func(context.Context) { beta() })
+		u := unit()
+		pyroscope.TagWrapper(ctx, pyroscope.Labels("handler", "alpha"), func(context.Context) { alpha(u) })
+		pyroscope.TagWrapper(ctx, pyroscope.Labels("handler", "beta"), func(context.Context) { beta(u) })
 		grow()
 	}
 	close(stop)
