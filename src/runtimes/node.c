@@ -165,18 +165,26 @@ static char *fn_name(struct runtime_proc *rp, uint64_t v)
 	return xstrdup("(anonymous)");
 }
 
-static int64_t script_index(struct runtime_proc *rp, uint64_t script)
+/* The index of the script at address script whose source is source. One that a GC moved
+ * there in place of another is read anew: its lines are not the other's. */
+static int64_t script_index(struct runtime_proc *rp, uint64_t script, uint64_t source)
 {
 	void **slot = hashmap__find(rp->script_by_addr, &script, sizeof(script));
 	bool created;
 
-	if (slot)
+	if (slot) {
+		struct nd_script *s = &rp->scripts[(uintptr_t)*slot - 1];
+		if (s->source != source) {
+			free(s->ends);
+			*s = (struct nd_script){ .addr = script, .source = source };
+		}
 		return (int64_t)(uintptr_t)*slot - 1;
+	}
 	if (rp->nr_scripts == rp->alloc_scripts) {
 		rp->alloc_scripts = rp->alloc_scripts ? rp->alloc_scripts * 2 : 32;
 		rp->scripts = xrealloc(rp->scripts, rp->alloc_scripts * sizeof(*rp->scripts));
 	}
-	rp->scripts[rp->nr_scripts++] = (struct nd_script){ .addr = script };
+	rp->scripts[rp->nr_scripts++] = (struct nd_script){ .addr = script, .source = source };
 	slot = hashmap__insert(rp->script_by_addr, &script, sizeof(script), &created);
 	*slot = (void *)(uintptr_t)rp->nr_scripts;
 	return (int64_t)rp->nr_scripts - 1;
@@ -211,11 +219,11 @@ int32_t nd_fn_index(struct runtime_proc *rp, uint64_t sfi, const uint8_t *hdr)
 	f->script = script;
 	f->name = fn_name(rp, nos);
 	f->script_index = -1;
-	if (nd_instance_type(rp, script) == l->t_script) {
-		uint64_t name;
-		if (nd_read(rp->pid, nd_untag(script) + (uint64_t)l->script_name, &name, 8) == 0)
-			f->file = nd_read_string(rp, name, PATH_MAX_JS);
-		f->script_index = script_index(rp, script);
+	uint8_t sh[64];		/* the layout's Script fields are in its first 64 bytes */
+	if (nd_instance_type(rp, script) == l->t_script &&
+	    nd_read(rp->pid, nd_untag(script), sh, sizeof(sh)) == 0) {
+		f->file = nd_read_string(rp, nd_rd64(sh, (size_t)l->script_name), PATH_MAX_JS);
+		f->script_index = script_index(rp, script, nd_rd64(sh, (size_t)l->script_source));
 	}
 	if (!f->file && (f->script_index >= 0 || !strcmp(f->name, "(anonymous)"))) {
 		/* a script without a readable name (moved under the read; eval'd code too), or
@@ -312,15 +320,36 @@ static uint8_t *read_array(struct runtime_proc *rp, uint64_t v, size_t unit, siz
 	return b;
 }
 
+/* Sets what tells code c from other code a GC put at its address: hdr is its header. */
+static void code_identity(const struct nd_layout *l, struct nd_code *c, uint64_t code,
+			  const uint8_t *hdr)
+{
+	c->code = code;
+	c->entry = nd_code_entry(l, code, hdr);
+	memcpy(&c->size, hdr + l->code_size, 4);
+	c->positions = nd_rd64(hdr, (size_t)l->code_positions);
+	c->deopt = nd_rd64(hdr, (size_t)l->code_deopt_data);
+}
+
+/* Whether the code at address code (header hdr) is the one c was read of. After a GC that
+ * moved its tables (--stress-compaction) it is read again, which is right too. */
+static bool code_same(const struct nd_layout *l, const struct nd_code *c, uint64_t code,
+		      const uint8_t *hdr)
+{
+	struct nd_code now;
+
+	code_identity(l, &now, code, hdr);
+	return c->entry == now.entry && c->size == now.size && c->positions == now.positions &&
+	       c->deopt == now.deopt;
+}
+
 static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr)
 {
 	const struct nd_layout *l = &rp->l;
 	uint32_t nr, nr_deopt;
 	struct nd_code *c = xcalloc(1, sizeof(*c));
 
-	c->code = code;
-	c->entry = nd_code_entry(l, code, hdr);
-	memcpy(&c->size, hdr + l->code_size, 4);
+	code_identity(l, c, code, hdr);
 	uint8_t *b = read_array(rp, nd_rd64(hdr, (size_t)l->code_positions), 1, MAX_POSITIONS * 8,
 				&nr);
 	if (b) {
@@ -365,15 +394,12 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr)
 {
 	void **slot = hashmap__find(rp->code_by_addr, &code, sizeof(code));
-	uint64_t entry = nd_code_entry(&rp->l, code, hdr);
-	uint32_t size;
 	bool created;
 
-	memcpy(&size, hdr + rp->l.code_size, 4);
 	uint8_t unread = 0;
 	if (slot) {
 		struct nd_code *c = *slot;
-		bool same = c->entry == entry && c->size == size && !c->baseline;
+		bool same = !c->baseline && code_same(&rp->l, c, code, hdr);
 		/* its inlining table unread (a read that failed): read again, a few times */
 		if (same && (!c->unread || c->unread >= MAX_REREADS))
 			return c;
@@ -447,9 +473,7 @@ static struct nd_code *baseline_read(struct runtime_proc *rp, uint64_t code, con
 	uint64_t len = nd_rd64(bah, (size_t)l->fa_length);
 	uint32_t nr;
 
-	c->code = code;
-	c->entry = nd_code_entry(l, code, hdr);
-	memcpy(&c->size, hdr + l->code_size, 4);
+	code_identity(l, c, code, hdr);
 	c->baseline = true;
 	c->ba = ba;
 	if (!rp->nr_bytecodes || !nd_is_smi(len) || nd_smi(len) <= 0 ||
@@ -474,13 +498,10 @@ int32_t nd_baseline_offset(struct runtime_proc *rp, uint64_t code, const uint8_t
 			   const uint8_t *bah, uint32_t off)
 {
 	void **slot = hashmap__find(rp->code_by_addr, &code, sizeof(code));
-	uint64_t entry = nd_code_entry(&rp->l, code, hdr);
 	struct nd_code *c = slot ? *slot : NULL;
-	uint32_t size;
 	bool created;
 
-	memcpy(&size, hdr + rp->l.code_size, 4);
-	if (c && (c->entry != entry || c->size != size || !c->baseline)) {
+	if (c && (!c->baseline || !code_same(&rp->l, c, code, hdr))) {
 		nd_code_free(c);	/* the address holds other code now */
 		hashmap__remove(rp->code_by_addr, &code, sizeof(code));
 		c = NULL;

@@ -69,6 +69,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.t_fixed_array = 175, .t_first_nonstring = 128,
 		.jsf_shared = 24, .jsf_code = 48,
 		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.sfi_function_data = 8,
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		/* Code (the former CodeDataContainer): the instructions are elsewhere */
 		.code_deopt_data = 16, .code_positions = 24, .code_entry = 40, .code_size = 56,
@@ -95,6 +96,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.t_fixed_array = 179, .t_first_nonstring = 128,
 		.jsf_shared = 24, .jsf_code = 48,
 		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.sfi_function_data = 8,
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		.code_deopt_data = 16, .code_positions = 24, .code_header = 128, .code_size = 40,
 		.code_flags = 48, .code_kind_mask = 0xf, .kind_baseline = 11, .kind_maglev = 12,
@@ -121,6 +123,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.t_fixed_array = 174, .t_first_nonstring = 128,
 		.jsf_shared = 32, .jsf_code = 24,
 		.sfi_name_or_scope_info = 16, .sfi_script_or_debug_info = 32,
+		.sfi_function_data = -1,
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		.code_deopt_data = 8, .code_positions = 16, .code_entry = 40, .code_size = 52,
 		.code_flags = 48, .code_kind_mask = 0xf, .kind_baseline = 10, .kind_maglev = 11,
@@ -149,6 +152,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.t_fixed_array = 205, .t_first_nonstring = 128,
 		.jsf_shared = 32, .jsf_code = -1,
 		.sfi_name_or_scope_info = 24, .sfi_script_or_debug_info = 40,
+		.sfi_function_data = -1,
 		.script_name = 16, .script_source = 8, .script_line_ends = 56,
 		.code_deopt_data = 8, .code_positions = 16, .code_entry = 40, .code_size = 56,
 		.code_flags = 52, .code_kind_mask = 0xf, .kind_baseline = 10, .kind_maglev = 11,
@@ -213,6 +217,8 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 	     &l->sfi_name_or_scope_info);
 	take(get, ctx, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
 	     &l->sfi_script_or_debug_info);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfo__function_data__Object",
+	     &l->sfi_function_data);
 	take(get, ctx, "v8dbg_class_Script__name__Object", &l->script_name);
 	take(get, ctx, "v8dbg_class_Script__source__Object", &l->script_source);
 	take(get, ctx, "v8dbg_class_Script__line_ends__Object", &l->script_line_ends);
@@ -272,6 +278,8 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 		if (!(l->jsf_code < 0 && f[i].off == l->jsf_code) &&
 		    (f[i].off < 0 || f[i].off + f[i].size > f[i].room))
 			return -ENOTSUP;
+	if (l->sfi_function_data + 8 > ND_SFI_READ)	/* unknown (< 0) is allowed */
+		return -ENOTSUP;
 	if (l->code_header < 0 || l->code_header > 128 || l->is_header < 0 || l->is_header > 128)
 		return -ENOTSUP;
 	return 0;

@@ -31,6 +31,7 @@ struct nd_layout {
 	/* object fields */
 	int jsf_shared, jsf_code;	/* jsf_code < 0: none (13.6: a dispatch handle) */
 	int sfi_name_or_scope_info, sfi_script_or_debug_info;
+	int sfi_function_data;		/* its BytecodeArray (or other data); -1 unknown */
 	int script_name, script_source, script_line_ends;
 	int code_deopt_data, code_positions, code_entry, code_size, code_flags;
 	int code_header;	/* > 0: the instructions follow the Code's header of this size
@@ -55,6 +56,8 @@ struct nd_fn {
 /* A script's line ends, read once. */
 struct nd_script {
 	uint64_t addr;
+	uint64_t source;		/* its source string: another script a GC moved to
+					 * addr has another */
 	uint32_t *ends;			/* offsets of the '\n's, NULL when unknown */
 	uint32_t nr_ends;
 	bool tried;
@@ -65,6 +68,10 @@ struct nd_script {
 struct nd_code {
 	uint64_t code, entry;
 	uint32_t size;
+	/* its source position table and deoptimization data, as the Code pointed at them
+	 * when read: other code that a GC put at the same address, of the same size, does
+	 * not point at the same ones */
+	uint64_t positions, deopt;
 	uint32_t nr_pos;
 	uint32_t *pc_off;		/* ascending code offsets */
 	uint64_t *pos;			/* their source positions */

@@ -287,6 +287,25 @@ static uint64_t return_into(struct runtime_proc *rp, const struct rt_native *n, 
 	return 0;
 }
 
+/* Whether interpreted frame r's BytecodeArray may be its function's: not when the
+ * function's data is another BytecodeArray (the map of the frame's array). A frame being
+ * built holds its function before its BytecodeArray slot is written, which then still
+ * holds what an earlier frame there left (spinFor at hotA's first line, as seen): the
+ * function is right, the line from that array would be another function's. */
+static bool own_bytecode(struct runtime_proc *rp, const struct raw *r)
+{
+	int at = rp->l.sfi_function_data;
+	uint64_t data, map;
+
+	if (at < 0 || !nd_rd64(r->sfi, 0))
+		return true;	/* unknown: the layout or the function unread */
+	data = nd_rd64(r->sfi, (size_t)at);
+	if (data == r->ba || !nd_is_heap(data))
+		return data == r->ba;
+	/* baseline code, InterpreterData (--interpreted-frames-native-stack): may be */
+	return nd_read(rp->pid, nd_untag(data), &map, 8) < 0 || map != nd_rd64(r->bah, 0);
+}
+
 /* Appends the frames of JavaScript frame r, root first, to out. Returns how many. */
 static int expand(struct runtime_proc *rp, const struct rt_native *n, const struct raw *r,
 		  struct rt_frame *out, int room)
@@ -344,7 +363,8 @@ static int expand(struct runtime_proc *rp, const struct rt_native *n, const stru
 		int32_t bo = r->bo;
 		if (holds && kind == l->kind_baseline && bo < 0 && r->ba)
 			bo = nd_baseline_offset(rp, code, hdr, r->ba, r->bah, off);
-		uint32_t line = r->ba ? nd_bytecode_line(rp, fi, r->ba, r->bah, bo) : 0;
+		uint32_t line = r->ba && (r->bo < 0 || own_bytecode(rp, r))
+					? nd_bytecode_line(rp, fi, r->ba, r->bah, bo) : 0;
 		out[0] = (struct rt_frame){ (uint64_t)fi, line, 0 };
 		return 1;
 	}

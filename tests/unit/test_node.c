@@ -346,6 +346,35 @@ static void test_walk(void **state)
 	assert_int_equal(nd_fn_line(rp, (int32_t)f[0].id, 12), 2);	/* "line two" */
 	assert_int_equal(nd_fn_line(rp, (int32_t)f[0].id, 3), 1);
 
+	/* interpreted at bytecode offset 0 of its BytecodeArray (at 200, map at 16), whose
+	 * position table (a ByteArray at 220) puts that at source offset 12: line 2 */
+	uint8_t *pt = (uint8_t *)&heap[220 + l->fa_data / 8];
+	size_t plen = put_vlq(pt, -2);		/* offset 0 (from -1), not a statement */
+	plen += put_vlq(pt + plen, (12 + 1) << 1);	/* SourcePosition: offset + 1, shifted */
+	heap[220] = obj(18);
+	heap[220 + l->fa_length / 8] = (uint64_t)plen << 32;
+	heap[200] = obj(16);
+	heap[200 + l->fa_length / 8] = (uint64_t)64 << 32;
+	heap[200 + l->ba_positions / 8] = obj(220);
+	heap[70 + l->sfi_function_data / 8] = obj(200);	/* the function's bytecode */
+	stack[8 + l->fp_bytecode_array / 8] = obj(200);
+	stack[8 + l->fp_bytecode_offset / 8] = (uint64_t)(l->ba_header - 1) << 32;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_int_equal(f[0].aux, 2);
+	/* the function's bytecode is another BytecodeArray (at 230: the same map): the
+	 * frame's slot was left by another frame (one being built), so no line */
+	heap[230] = obj(16);
+	heap[70 + l->sfi_function_data / 8] = obj(230);
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_string_equal(rp->fns[f[0].id]->name, "handler");
+	assert_int_equal(f[0].aux, 0);
+	/* its data is something else (baseline code, InterpreterData): the frame's array
+	 * may be its own */
+	heap[230] = obj(18);
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_int_equal(f[0].aux, 2);
+	stack[8 + l->fp_bytecode_array / 8] = stack[8 + l->fp_bytecode_offset / 8] = 0;
+
 	/* a function slot that is no JSFunction: no frame */
 	stack[8 - 2] = obj(70);
 	assert_int_equal(nd_walk(rp, &n, f, 8), 0);
@@ -445,12 +474,17 @@ static void test_walk_inline_code(void **state)
 	/* its positions: at code offset 0, source offset 12 (line 2) of a function inlined
 	 * at offset 3 (line 1) */
 	struct nd_code *c = *cs;
-	uint32_t pc_off[1] = { 0 };
-	uint64_t pos[1] = { (12 + 1) << 1 | 1ull << 31 };
-	int32_t inl_fn[1] = { (int32_t)f[0].id };
-	uint64_t inl_pos[1] = { (3 + 1) << 1 };
-	c->pc_off = pc_off, c->pos = pos, c->nr_pos = 1;
-	c->inl_fn = inl_fn, c->inl_pos = inl_pos, c->nr_inl = 1;
+	assert_null(c->pc_off);
+	assert_null(c->inl_fn);
+	c->pc_off = calloc(1, sizeof(*c->pc_off));
+	c->pos = calloc(1, sizeof(*c->pos));
+	c->pos[0] = (12 + 1) << 1 | 1ull << 31;
+	c->nr_pos = 1;
+	c->inl_fn = calloc(1, sizeof(*c->inl_fn));
+	c->inl_fn[0] = (int32_t)f[0].id;
+	c->inl_pos = calloc(1, sizeof(*c->inl_pos));
+	c->inl_pos[0] = (3 + 1) << 1;
+	c->nr_inl = 1;
 	assert_int_equal(nd_walk(rp, &n, f, 8), 2);
 	assert_int_equal(f[0].aux, 1);	/* the caller, at the call */
 	assert_int_equal(f[1].aux, 2);	/* the inlined one */
@@ -459,8 +493,18 @@ static void test_walk_inline_code(void **state)
 	c->nr_inl = 0;
 	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
 	assert_int_equal(f[0].aux, 0);
-	c->pc_off = NULL, c->pos = NULL, c->nr_pos = 0;
-	c->inl_fn = NULL, c->inl_pos = NULL;
+	c->nr_inl = 1;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 2);
+	/* other code of the same size at the same address (a GC moved it there): its
+	 * position table is another, so what was read of the first is not used for it */
+	uint64_t table = obj(110);
+	memcpy(space + 4096 + l->code_positions, &table, 8);
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_int_equal(f[0].aux, 0);
+	cs = hashmap__find(rp->code_by_addr, &own, sizeof(own));
+	assert_non_null(cs);
+	assert_true(((struct nd_code *)*cs)->positions == table);
+	assert_int_equal(((struct nd_code *)*cs)->nr_pos, 0);
 	/* in the OSR code: found back from the pc by the Code map */
 	pcs[0] = nd_untag(osr) + 128 + 300;
 	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
@@ -474,6 +518,19 @@ static void test_walk_inline_code(void **state)
 	slot = hashmap__find(rp->code_by_pc, &pcs[0], sizeof(pcs[0]));
 	assert_non_null(slot);
 	assert_true(*slot == NULL);
+
+	/* another script at the script's address (a GC moved it there): a function of it
+	 * gets its lines from its own source, not from what was read at that address */
+	int32_t fi = nd_fn_index(rp, obj(70), NULL);
+	assert_int_equal(nd_fn_line(rp, fi, 12), 2);
+	make_string(l, 120, 16, "a\nb\nc\nd\ne\nf\ng\n");
+	heap[50 + l->script_source / 8] = obj(120);
+	heap[140] = obj(2);
+	heap[140 + l->sfi_name_or_scope_info / 8] = obj(40);
+	heap[140 + l->sfi_script_or_debug_info / 8] = obj(50);
+	fi = nd_fn_index(rp, obj(140), NULL);
+	assert_true(fi >= 0);
+	assert_int_equal(nd_fn_line(rp, fi, 12), 7);
 	free_proc(rp);
 	(void)state;
 }

@@ -197,7 +197,9 @@ def faults(path, script, comms, want):
                 (name == "(anonymous)" and 0 <= line <= len(text)) or
                 any(a <= line <= b or line == 0 for a, b in span.get(name, [])))
             if not ok:
-                wrong.append((f"{name} ({file}:{line})", c))
+                chain = ";".join(f"{n} ({f}:{ln})" for _, n, f, ln in js)
+                leaf = ";".join(frames[-3:])
+                wrong.append((f"{name} ({file}:{line}) of {cm}, in {chain}; leaf {leaf}", c))
                 bad += c
                 break
             mine = True
