@@ -362,6 +362,10 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 		free(b);
 	}
 	uint8_t *d = read_array(rp, nd_rd64(hdr, (size_t)l->code_deopt_data), 8, 16, &nr_deopt);
+	uint64_t own = d && l->deopt_sfi >= 0 && nr_deopt > (uint32_t)l->deopt_sfi
+			       ? nd_rd64(d, 8 * (size_t)l->deopt_sfi) : 0;
+	if (nd_is_heap(own))
+		c->sfi = own;
 	if (d && nr_deopt > (uint32_t)l->deopt_inlining_positions) {
 		int32_t count = nd_smi(nd_rd64(d, 8 * (size_t)l->deopt_inlined_count));
 		uint8_t *lits = count > 0 && count <= MAX_INLINED

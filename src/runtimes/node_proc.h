@@ -39,6 +39,7 @@ struct nd_layout {
 	int is_header;		/* 11.3 on: the InstructionStream's header (map, Code, ...) */
 	uint32_t code_kind_mask, kind_baseline, kind_maglev, kind_turbofan;
 	int deopt_inlined_count, deopt_literals, deopt_inlining_positions;	/* indices */
+	int deopt_sfi;		/* index of the code's own function; -1 unknown */
 	int ba_positions, ba_header;	/* BytecodeArray: its source positions, its bytecodes */
 	int str_length, seq_chars, cons_first, cons_second, thin_actual, ext_data;
 	int scope_flags, scope_nr_context_locals, scope_first_vars;
@@ -78,7 +79,7 @@ struct nd_code {
 	uint32_t nr_inl;
 	int32_t *inl_fn;		/* per inlining: index in fns (-1 unknown) */
 	uint64_t *inl_pos;		/* per inlining: the call's source position */
-	int32_t outer;			/* index in fns of the code's own function */
+	uint64_t sfi;			/* its own function (0: unknown) */
 	uint32_t nr_lits;
 	int32_t *lit_fn;		/* the inlined functions, by literal index (-1) */
 	bool baseline;			/* Sparkplug's: pc_off holds the end of each

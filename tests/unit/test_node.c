@@ -531,6 +531,26 @@ static void test_walk_inline_code(void **state)
 	fi = nd_fn_index(rp, obj(140), NULL);
 	assert_true(fi >= 0);
 	assert_int_equal(nd_fn_line(rp, fi, 12), 7);
+
+	/* the pc in code whose deoptimization data names another function (at 150): the
+	 * frame's function slot is not the code's yet (a prologue pushes it after setting
+	 * up the frame), and the frame is the code's function */
+	make_string(l, 180, 14, "other");
+	heap[150] = obj(2);
+	heap[150 + l->sfi_name_or_scope_info / 8] = obj(180);
+	heap[150 + l->sfi_script_or_debug_info / 8] = obj(50);
+	heap[160 + l->fa_length / 8] = (uint64_t)16 << 32;
+	heap[160 + l->fa_data / 8 + (size_t)l->deopt_sfi] = obj(150);
+	uint64_t deopt = obj(160);
+	memcpy(space + 4096 + l->code_deopt_data, &deopt, 8);
+	pcs[0] = nd_untag(own) + 128 + 16;
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_string_equal(rp->fns[f[0].id]->name, "other");
+	/* the code's own function: the frame's */
+	heap[160 + l->fa_data / 8 + (size_t)l->deopt_sfi] = obj(70);
+	memcpy(space + 4096 + l->code_positions, &(uint64_t){ 0 }, 8);	/* read again */
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_string_equal(rp->fns[f[0].id]->name, "loop");
 	free_proc(rp);
 	(void)state;
 }
