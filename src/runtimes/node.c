@@ -421,6 +421,24 @@ struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_
 	return c;
 }
 
+bool nd_code_of(struct runtime_proc *rp, struct nd_code *c, uint64_t sfi, uint64_t *own)
+{
+	const struct nd_layout *l = &rp->l;
+	uint64_t now;
+
+	if (!c->sfi || c->sfi == sfi)
+		return true;	/* unknown, or the one it was read with */
+	/* what the deoptimization data holds now: a GC that moved the function updated it,
+	 * not what was read of it */
+	if (!nd_is_heap(c->deopt) ||
+	    nd_read(rp->pid, nd_untag(c->deopt) + (uint64_t)l->fa_data + 8 * (uint64_t)l->deopt_sfi,
+		    &now, 8) < 0 || !nd_is_heap(now))
+		return true;
+	c->sfi = now;
+	*own = now;
+	return now == sfi;
+}
+
 uint32_t nd_bytecode_line(struct runtime_proc *rp, int32_t i, uint64_t ba, const uint8_t *hdr,
 			  int32_t off)
 {

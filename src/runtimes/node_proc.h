@@ -214,6 +214,9 @@ uint32_t nd_fn_line(struct runtime_proc *rp, int32_t i, int32_t off);
 /* The inlining data of optimized code at tagged address code (header hdr already read),
  * read on first sight (node.c); NULL when it cannot be read. */
 struct nd_code *nd_code_get(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr);
+/* Whether optimized code c is the code of the function whose SharedFunctionInfo is at
+ * tagged address sfi; when it says it is another's, that one's into *own (node.c). */
+bool nd_code_of(struct runtime_proc *rp, struct nd_code *c, uint64_t sfi, uint64_t *own);
 
 /* The 1-based line of bytecode offset off of function i, whose BytecodeArray at tagged
  * address ba has header hdr (ND_BA_READ bytes, already read); 0 when unknown (node.c). */

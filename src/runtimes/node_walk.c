@@ -359,12 +359,13 @@ static int expand(struct runtime_proc *rp, const struct rt_native *n, const stru
 	uint32_t off = holds ? (uint32_t)(pc - entry) - (ret_addr && pc != entry ? 1 : 0) : 0;
 	if (holds && (kind == l->kind_turbofan || kind == l->kind_maglev))
 		c = nd_code_get(rp, code, hdr);
-	if (c && c->sfi && c->sfi != sfi) {
+	uint64_t own;
+	if (c && !nd_code_of(rp, c, sfi, &own)) {
 		/* The code that holds the pc is another function's: the frame's function
 		 * slot is not yet its own (an optimized function's prologue sets up its frame
 		 * pointer, then pushes its function), or code found by the pc is of another
 		 * function. The code says whose it is: its positions are of that one. */
-		fi = nd_fn_index(rp, c->sfi, NULL);
+		fi = nd_fn_index(rp, own, NULL);
 		if (fi < 0) {
 			rp->unreadable++;
 			return 0;

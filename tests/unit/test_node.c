@@ -551,6 +551,12 @@ static void test_walk_inline_code(void **state)
 	memcpy(space + 4096 + l->code_positions, &(uint64_t){ 0 }, 8);	/* read again */
 	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
 	assert_string_equal(rp->fns[f[0].id]->name, "loop");
+	/* what was read of it is stale (a GC moved the function since): the data now */
+	cs = hashmap__find(rp->code_by_addr, &own, sizeof(own));
+	((struct nd_code *)*cs)->sfi = obj(150);
+	assert_int_equal(nd_walk(rp, &n, f, 8), 1);
+	assert_string_equal(rp->fns[f[0].id]->name, "loop");
+	assert_true(((struct nd_code *)*cs)->sfi == obj(70));
 	free_proc(rp);
 	(void)state;
 }
