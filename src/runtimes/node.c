@@ -343,6 +343,17 @@ static bool code_same(const struct nd_layout *l, const struct nd_code *c, uint64
 	       c->deopt == now.deopt;
 }
 
+/* The function of the deoptimization data's slot v (through its wrapper in 13.6), 0 when
+ * it cannot be read. */
+static uint64_t deopt_fn(struct runtime_proc *rp, uint64_t v)
+{
+	int at = rp->l.deopt_sfi_wrapper;
+
+	if (nd_is_heap(v) && at >= 0 && nd_read(rp->pid, nd_untag(v) + (uint64_t)at, &v, 8) < 0)
+		return 0;
+	return nd_is_heap(v) ? v : 0;
+}
+
 static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const uint8_t *hdr)
 {
 	const struct nd_layout *l = &rp->l;
@@ -362,10 +373,8 @@ static struct nd_code *code_read(struct runtime_proc *rp, uint64_t code, const u
 		free(b);
 	}
 	uint8_t *d = read_array(rp, nd_rd64(hdr, (size_t)l->code_deopt_data), 8, 16, &nr_deopt);
-	uint64_t own = d && l->deopt_sfi >= 0 && nr_deopt > (uint32_t)l->deopt_sfi
-			       ? nd_rd64(d, 8 * (size_t)l->deopt_sfi) : 0;
-	if (nd_is_heap(own))
-		c->sfi = own;
+	c->sfi = d && l->deopt_sfi >= 0 && nr_deopt > (uint32_t)l->deopt_sfi
+			 ? deopt_fn(rp, nd_rd64(d, 8 * (size_t)l->deopt_sfi)) : 0;
 	if (d && nr_deopt > (uint32_t)l->deopt_inlining_positions) {
 		int32_t count = nd_smi(nd_rd64(d, 8 * (size_t)l->deopt_inlined_count));
 		uint8_t *lits = count > 0 && count <= MAX_INLINED
@@ -432,7 +441,7 @@ bool nd_code_of(struct runtime_proc *rp, struct nd_code *c, uint64_t sfi, uint64
 	 * not what was read of it */
 	if (!nd_is_heap(c->deopt) ||
 	    nd_read(rp->pid, nd_untag(c->deopt) + (uint64_t)l->fa_data + 8 * (uint64_t)l->deopt_sfi,
-		    &now, 8) < 0 || !nd_is_heap(now))
+		    &now, 8) < 0 || !(now = deopt_fn(rp, now)))
 		return true;
 	c->sfi = now;
 	*own = now;

@@ -77,7 +77,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.kind_turbofan = 13,
 		.is_header = 16,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
-		.deopt_sfi = 6,
+		.deopt_sfi = 6, .deopt_sfi_wrapper = -1,
 		.ba_positions = 32, .ba_header = 54,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
 		.thin_actual = 16, .ext_data = 24,
@@ -103,7 +103,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.code_flags = 48, .code_kind_mask = 0xf, .kind_baseline = 11, .kind_maglev = 12,
 		.kind_turbofan = 13,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
-		.deopt_sfi = 6,
+		.deopt_sfi = 6, .deopt_sfi_wrapper = -1,
 		.ba_positions = 32, .ba_header = 56,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
 		.thin_actual = 16, .ext_data = 24,
@@ -132,7 +132,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.kind_turbofan = 12,
 		.is_header = 32,
 		.deopt_inlined_count = 1, .deopt_literals = 2, .deopt_inlining_positions = 7,
-		.deopt_sfi = 6,
+		.deopt_sfi = 6, .deopt_sfi_wrapper = -1,
 		.ba_positions = 24, .ba_header = 64,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
 		.thin_actual = 16, .ext_data = 24,
@@ -162,7 +162,7 @@ static int known_values(struct nd_layout *l, int major, int minor)
 		.kind_turbofan = 12,
 		.is_header = 32,
 		.deopt_inlined_count = 1, .deopt_literals = 3, .deopt_inlining_positions = 8,
-		.deopt_sfi = -1,	/* a SharedFunctionInfoWrapper there */
+		.deopt_sfi = 7, .deopt_sfi_wrapper = 8,	/* a SharedFunctionInfoWrapper there */
 		.ba_positions = 24, .ba_header = 64,
 		.str_length = 12, .seq_chars = 16, .cons_first = 16, .cons_second = 24,
 		.thin_actual = 16, .ext_data = 24,
@@ -250,6 +250,9 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 	take(get, ctx, "v8dbg_DeoptimizationDataInliningPositionsIndex",
 	     &l->deopt_inlining_positions);
 	take(get, ctx, "v8dbg_DeoptimizationDataSharedFunctionInfoIndex", &l->deopt_sfi);
+	take(get, ctx, "v8dbg_DeoptimizationDataWrappedSharedFunctionInfoIndex", &l->deopt_sfi);
+	take(get, ctx, "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_",
+	     &l->deopt_sfi_wrapper);
 	take(get, ctx, "v8dbg_class_String__length__int32_t", &l->str_length);
 	take(get, ctx, "v8dbg_class_SeqOneByteString__chars__char", &l->seq_chars);
 	take(get, ctx, "v8dbg_class_ConsString__first__String", &l->cons_first);
@@ -285,7 +288,7 @@ int nd_layout__fill(struct nd_layout *l, int major, int minor, int build,
 			return -ENOTSUP;
 	if (l->sfi_function_data + 8 > ND_SFI_READ)	/* unknown (< 0) is allowed */
 		return -ENOTSUP;
-	if (l->deopt_sfi >= 16)		/* the deoptimization data's first 16 are read */
+	if (l->deopt_sfi >= 16 || l->deopt_sfi_wrapper >= 64)	/* the data's first 16 are read */
 		return -ENOTSUP;
 	if (l->code_header < 0 || l->code_header > 128 || l->is_header < 0 || l->is_header > 128)
 		return -ENOTSUP;

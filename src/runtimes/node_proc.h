@@ -40,6 +40,8 @@ struct nd_layout {
 	uint32_t code_kind_mask, kind_baseline, kind_maglev, kind_turbofan;
 	int deopt_inlined_count, deopt_literals, deopt_inlining_positions;	/* indices */
 	int deopt_sfi;		/* index of the code's own function; -1 unknown */
+	int deopt_sfi_wrapper;	/* >= 0: that slot holds a SharedFunctionInfoWrapper, whose
+				 * function is at this offset (13.6) */
 	int ba_positions, ba_header;	/* BytecodeArray: its source positions, its bytecodes */
 	int str_length, seq_chars, cons_first, cons_second, thin_actual, ext_data;
 	int scope_flags, scope_nr_context_locals, scope_first_vars;

@@ -215,6 +215,9 @@ static void test_layout(void **state)
 	/* node 24: no code in the JSFunction (a dispatch handle) */
 	assert_int_equal(nd_layout__fill(&l, 13, 6, 233, NULL, NULL), 0);
 	assert_true(l.jsf_code < 0);
+	/* its deoptimization data names the code's function through a wrapper */
+	assert_int_equal(l.deopt_sfi, 7);
+	assert_int_equal(l.deopt_sfi_wrapper, 8);
 	assert_int_equal(nd_layout__fill(&l, 13, 7, 0, NULL, NULL), -ENOTSUP);
 	(void)state;
 }
