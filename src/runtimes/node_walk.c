@@ -290,8 +290,9 @@ static uint64_t return_into(struct runtime_proc *rp, const struct rt_native *n, 
 /* Whether interpreted frame r's BytecodeArray may be its function's: not when the
  * function's data is another BytecodeArray (the map of the frame's array). A frame being
  * built holds its function before its BytecodeArray slot is written, which then still
- * holds what an earlier frame there left (spinFor at hotA's first line, as seen): the
- * function is right, the line from that array would be another function's. */
+ * holds what an earlier frame there left: the function is right, the line from that
+ * array would be another function's. (Not seen to happen: spinFor at hotA's first line
+ * was the prologue case below, not this one.) */
 static bool own_bytecode(struct runtime_proc *rp, const struct raw *r)
 {
 	int at = rp->l.sfi_function_data;
